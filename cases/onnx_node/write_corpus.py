@@ -1,0 +1,114 @@
+"""Writes the node test cases of the installed onnx package to disk in the
+ONNX backend-test layout (model.onnx, test_data_set_N/input_K.pb,
+output_K.pb). Newer onnx releases build these cases in memory only, so this
+is the one place they become files. Called by `parity corpus onnx-node`.
+
+Exit status: 0 on success, 1 when fewer cases than --min-cases were written,
+2 on bad arguments or an unusable onnx package.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import warnings
+
+
+def _serialize_value(value, type_proto, name):
+    from onnx import TensorProto, numpy_helper
+
+    if type_proto.HasField("map_type"):
+        return numpy_helper.from_dict(value, name).SerializeToString()
+    if type_proto.HasField("sequence_type"):
+        return numpy_helper.from_list(value, name).SerializeToString()
+    if type_proto.HasField("optional_type"):
+        return numpy_helper.from_optional(value, name).SerializeToString()
+    if isinstance(value, TensorProto):
+        return value.SerializeToString()
+    return numpy_helper.from_array(value, name).SerializeToString()
+
+
+def _write_case(case, case_dir):
+    os.makedirs(case_dir)
+    graph = case.model.graph
+    with open(os.path.join(case_dir, "model.onnx"), "wb") as f:
+        f.write(case.model.SerializeToString())
+    for set_index, (inputs, outputs) in enumerate(case.data_sets):
+        set_dir = os.path.join(case_dir, f"test_data_set_{set_index}")
+        os.makedirs(set_dir)
+        for k, value in enumerate(inputs):
+            info = graph.input[k]
+            with open(os.path.join(set_dir, f"input_{k}.pb"), "wb") as f:
+                f.write(_serialize_value(value, info.type, info.name))
+        for k, value in enumerate(outputs):
+            info = graph.output[k]
+            with open(os.path.join(set_dir, f"output_{k}.pb"), "wb") as f:
+                f.write(_serialize_value(value, info.type, info.name))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, help="folder to write the cases into")
+    parser.add_argument("--min-cases", type=int, default=1000,
+                        help="fail when fewer cases than this are written")
+    parser.add_argument("--filter", default=None, help="only cases whose name contains this")
+    args = parser.parse_args(argv)
+
+    try:
+        import onnx
+        from onnx.backend.test.loader import load_node_model_tests
+    except ImportError as error:
+        print(f"corpus: cannot import onnx: {error}", file=sys.stderr)
+        return 2
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the generators' own numpy overflow warnings
+        cases = load_node_model_tests()
+
+    # Write into a sibling temporary folder and swap it in at the end, so a
+    # failed or interrupted write never leaves a half corpus behind.
+    out = os.path.abspath(args.out)
+    parent = os.path.dirname(out)
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=".corpus-", dir=parent)
+    written = 0
+    failures = []
+    try:
+        for case in cases:
+            if args.filter and args.filter not in case.name:
+                continue
+            try:
+                _write_case(case, os.path.join(staging, case.name))
+                written += 1
+            except Exception as error:  # one bad case must not lose the rest
+                failures.append((case.name, f"{type(error).__name__}: {error}"))
+        manifest = {
+            "source": "onnx.backend.test.loader.load_node_model_tests",
+            "onnx_version": onnx.__version__,
+            "cases": written,
+            "write_failures": [{"case": n, "error": e} for n, e in failures],
+        }
+        with open(os.path.join(staging, "corpus.json"), "w") as f:
+            json.dump(manifest, f, indent=1, sort_keys=True)
+        if os.path.exists(out):
+            shutil.rmtree(out)
+        os.rename(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+    for name, error in failures:
+        print(f"corpus: could not write {name}: {error}", file=sys.stderr)
+    print(f"corpus: wrote {written} cases from onnx {onnx.__version__} to {out}")
+    if args.filter is None and written < args.min_cases:
+        print(f"corpus: only {written} cases, fewer than the minimum {args.min_cases}",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs what ONNX Parity needs on a fresh Debian bookworm machine: the
+# Debian packages of the C++ build and a project Python virtual environment
+# with pinned versions. Safe to run again: every step checks before it acts.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+debian_packages=(
+  build-essential cmake ninja-build pkg-config
+  protobuf-compiler libprotobuf-dev
+  nlohmann-json3-dev
+  libgtest-dev libgmock-dev googletest
+  libbenchmark-dev
+  libze-dev libze1
+  libdnnl-dev
+  python3-venv
+)
+
+missing=()
+for p in "${debian_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  echo "setup: installing Debian packages: ${missing[*]}"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# Python: a virtual environment in .venv with the versions in ci/requirements.txt.
+venv="$root/.venv"
+python=${PYTHON:-python3}
+if [ ! -x "$venv/bin/python" ]; then
+  echo "setup: creating $venv"
+  "$python" -m venv "$venv"
+fi
+stamp="$venv/.requirements.sha256"
+want=$(sha256sum "$root/ci/requirements.txt" | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$root/ci/requirements.txt"
+  echo "$want" > "$stamp"
+fi
+echo "setup: ready"

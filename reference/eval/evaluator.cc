@@ -1,0 +1,342 @@
+// Graph execution: scopes, topological order, kernel dispatch, function
+// expansion and subgraphs.
+#include "reference/eval/evaluator.h"
+
+#include <queue>
+#include <set>
+#include <unordered_set>
+
+namespace parity {
+
+struct Evaluator::Scope {
+  const Scope* parent = nullptr;
+  std::unordered_map<std::string, Value> values;
+
+  const Value* Find(const std::string& name) const {
+    for (const Scope* s = this; s; s = s->parent) {
+      auto it = s->values.find(name);
+      if (it != s->values.end()) return &it->second;
+    }
+    return nullptr;
+  }
+};
+
+struct Evaluator::PreparedGraph {
+  std::vector<const onnx::NodeProto*> order;
+  std::vector<std::pair<std::string, Value>> initializers;
+};
+
+namespace {
+
+std::string NodeLabel(const onnx::NodeProto& node) {
+  std::string label = "node '" + node.name() + "' (";
+  if (!node.domain().empty()) label += node.domain() + ".";
+  return label + node.op_type() + ")";
+}
+
+void CollectGraphReferences(const onnx::GraphProto& graph, std::unordered_set<std::string>& defined,
+                            std::vector<std::string>* names) {
+  std::unordered_set<std::string> local = defined;
+  for (const auto& i : graph.input()) local.insert(i.name());
+  for (const auto& i : graph.initializer()) local.insert(i.name());
+  for (const auto& i : graph.sparse_initializer()) local.insert(i.values().name());
+  for (const auto& n : graph.node()) {
+    for (const auto& o : n.output()) local.insert(o);
+  }
+  for (const auto& n : graph.node()) {
+    for (const auto& in : n.input()) {
+      if (!in.empty() && !local.count(in)) names->push_back(in);
+    }
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) CollectGraphReferences(a.g(), local, names);
+      for (const auto& g : a.graphs()) CollectGraphReferences(g, local, names);
+    }
+  }
+  for (const auto& o : graph.output()) {
+    if (!local.count(o.name())) names->push_back(o.name());
+  }
+}
+
+// Replaces attribute references (ref_attr_name) in a function body node with
+// the caller's attribute, or the function's default, or drops them.
+void ResolveAttributeReferences(onnx::NodeProto* node, const onnx::NodeProto& call,
+                                const onnx::FunctionProto& function) {
+  auto* attrs = node->mutable_attribute();
+  for (int i = 0; i < attrs->size();) {
+    onnx::AttributeProto* a = attrs->Mutable(i);
+    if (a->has_g()) {
+      for (auto& n : *a->mutable_g()->mutable_node()) ResolveAttributeReferences(&n, call, function);
+    }
+    for (auto& g : *a->mutable_graphs()) {
+      for (auto& n : *g.mutable_node()) ResolveAttributeReferences(&n, call, function);
+    }
+    if (a->ref_attr_name().empty()) {
+      ++i;
+      continue;
+    }
+    const onnx::AttributeProto* source = nullptr;
+    for (const auto& c : call.attribute()) {
+      if (c.name() == a->ref_attr_name()) source = &c;
+    }
+    if (!source) {
+      for (const auto& d : function.attribute_proto()) {
+        if (d.name() == a->ref_attr_name()) source = &d;
+      }
+    }
+    if (!source) {
+      attrs->DeleteSubrange(i, 1);
+      continue;
+    }
+    const std::string name = a->name();
+    *a = *source;
+    a->set_name(name);
+    a->clear_ref_attr_name();
+    ++i;
+  }
+}
+
+}  // namespace
+
+void CollectOuterReferences(const onnx::GraphProto& graph, std::vector<std::string>* names) {
+  std::unordered_set<std::string> none;
+  CollectGraphReferences(graph, none, names);
+}
+
+StatusOr<std::vector<const onnx::NodeProto*>> TopologicalOrder(
+    const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, const std::string& where) {
+  const int n = nodes.size();
+  std::unordered_map<std::string, int> producer;
+  for (int i = 0; i < n; ++i) {
+    for (const auto& o : nodes[i].output()) {
+      if (!o.empty()) producer.emplace(o, i);
+    }
+  }
+  std::vector<std::vector<int>> consumers(n);
+  std::vector<int> pending(n, 0);
+  for (int i = 0; i < n; ++i) {
+    std::vector<std::string> reads(nodes[i].input().begin(), nodes[i].input().end());
+    for (const auto& a : nodes[i].attribute()) {
+      if (a.has_g()) CollectOuterReferences(a.g(), &reads);
+      for (const auto& g : a.graphs()) CollectOuterReferences(g, &reads);
+    }
+    std::set<int> deps;
+    for (const auto& r : reads) {
+      auto it = producer.find(r);
+      if (!r.empty() && it != producer.end()) deps.insert(it->second);
+    }
+    for (int d : deps) {
+      consumers[d].push_back(i);
+      ++pending[i];
+    }
+  }
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (int i = 0; i < n; ++i) {
+    if (pending[i] == 0) ready.push(i);
+  }
+  std::vector<const onnx::NodeProto*> order;
+  order.reserve(n);
+  while (!ready.empty()) {
+    const int i = ready.top();
+    ready.pop();
+    order.push_back(&nodes[i]);
+    for (int c : consumers[i]) {
+      if (--pending[c] == 0) ready.push(c);
+    }
+  }
+  if (static_cast<int>(order.size()) != n) {
+    std::string cycle;
+    int shown = 0;
+    for (int i = 0; i < n && shown < 8; ++i) {
+      if (pending[i] > 0) {
+        cycle += (shown++ ? ", " : "") + NodeLabel(nodes[i]);
+      }
+    }
+    return InvalidModel(where, ": the graph has a cycle through ", cycle);
+  }
+  return order;
+}
+
+Evaluator::Evaluator(LoadedModel model, EvalOptions options) : model_(std::move(model)), options_(options) {
+  if (!options_.registry) options_.registry = &ReferenceRegistry();
+  if (!options_.functions) options_.functions = &FunctionLibrary::Standard();
+}
+
+StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(LoadedModel model, EvalOptions options) {
+  if (!model.proto) return Internal("Evaluator::Create: no model");
+  std::unique_ptr<Evaluator> e(new Evaluator(std::move(model), options));
+  const onnx::ModelProto& proto = *e->model_.proto;
+  for (const auto& opset : proto.opset_import()) {
+    e->model_opsets_[std::string(CanonicalDomain(opset.domain()))] = opset.version();
+  }
+  for (const auto& f : proto.functions()) {
+    e->local_functions_[{std::string(CanonicalDomain(f.domain())), f.name(), f.overload()}] = &f;
+  }
+  return e;
+}
+
+StatusOr<std::shared_ptr<const Evaluator::PreparedGraph>> Evaluator::Prepare(const onnx::GraphProto& graph) const {
+  {
+    std::lock_guard<std::mutex> lock(prepared_mutex_);
+    auto it = prepared_.find(&graph);
+    if (it != prepared_.end()) return it->second;
+  }
+  auto prepared = std::make_shared<PreparedGraph>();
+  const std::string where = model_.name + ": graph '" + graph.name() + "'";
+  PARITY_ASSIGN_OR_RETURN(prepared->order, TopologicalOrder(graph.node(), where));
+  ExternalDataPolicy policy{model_.base_dir};
+  for (const auto& init : graph.initializer()) {
+    StatusOr<Tensor> t = TensorFromProto(init, policy);
+    if (!t.ok()) return t.status().WithContext(where + ": initializer '" + init.name() + "'");
+    prepared->initializers.emplace_back(init.name(), Value::FromTensor(std::move(t).value()));
+  }
+  if (graph.sparse_initializer_size() > 0) {
+    return Unimplemented(where, ": sparse initializers are not supported");
+  }
+  std::lock_guard<std::mutex> lock(prepared_mutex_);
+  prepared_.emplace(&graph, prepared);
+  return std::shared_ptr<const PreparedGraph>(prepared);
+}
+
+StatusOr<std::vector<Value>> Evaluator::Run(const std::vector<Value>& inputs) const {
+  const onnx::GraphProto& graph = model_.proto->graph();
+  StatusOr<std::vector<Value>> outputs = RunGraph(graph, inputs, nullptr, model_opsets_, 0);
+  if (!outputs.ok()) return outputs.status();
+  return outputs;
+}
+
+StatusOr<std::vector<Value>> Evaluator::RunGraph(const onnx::GraphProto& graph, const std::vector<Value>& inputs,
+                                                  const Scope* outer, const OpsetMap& opsets, int depth) const {
+  if (depth > options_.max_call_depth) {
+    return InvalidModel(model_.name, ": subgraphs and function calls nest deeper than ", options_.max_call_depth);
+  }
+  PARITY_ASSIGN_OR_RETURN(std::shared_ptr<const PreparedGraph> prepared, Prepare(graph));
+  Scope scope;
+  scope.parent = outer;
+  for (const auto& [name, value] : prepared->initializers) scope.values[name] = value;
+  const bool top_level = outer == nullptr;
+  if (inputs.size() > static_cast<size_t>(graph.input_size())) {
+    return InvalidArgument(model_.name, ": graph '", graph.name(), "' takes ", graph.input_size(),
+                           " inputs, got ", inputs.size());
+  }
+  for (int i = 0; i < graph.input_size(); ++i) {
+    const std::string& name = graph.input(i).name();
+    if (static_cast<size_t>(i) < inputs.size()) {
+      scope.values[name] = inputs[i];
+    } else if (!scope.values.count(name) && top_level) {
+      return InvalidArgument(model_.name, ": graph input '", name, "' was given no value");
+    }
+  }
+  PARITY_RETURN_IF_ERROR(RunNodes(prepared->order, scope, opsets, depth));
+  std::vector<Value> outputs;
+  outputs.reserve(graph.output_size());
+  for (const auto& o : graph.output()) {
+    const Value* v = scope.Find(o.name());
+    if (!v) return InvalidModel(model_.name, ": graph '", graph.name(), "' output '", o.name(), "' was not computed");
+    outputs.push_back(*v);
+  }
+  return outputs;
+}
+
+Status Evaluator::RunNodes(const std::vector<const onnx::NodeProto*>& order, Scope& scope, const OpsetMap& opsets,
+                           int depth) const {
+  for (const onnx::NodeProto* node : order) {
+    PARITY_RETURN_IF_ERROR(RunNode(*node, scope, opsets, depth));
+  }
+  return Status::Ok();
+}
+
+Status Evaluator::RunNode(const onnx::NodeProto& node, Scope& scope, const OpsetMap& opsets, int depth) const {
+  std::vector<const Value*> inputs;
+  inputs.reserve(node.input_size());
+  for (const auto& name : node.input()) {
+    if (name.empty()) {
+      inputs.push_back(nullptr);
+      continue;
+    }
+    const Value* v = scope.Find(name);
+    if (!v) return InvalidModel(model_.name, ": ", NodeLabel(node), " reads '", name, "', which has no value");
+    inputs.push_back(v);
+  }
+  // Trailing absent inputs are the same as inputs not given at all.
+  while (!inputs.empty() && inputs.back() == nullptr) inputs.pop_back();
+
+  const std::string domain(CanonicalDomain(node.domain()));
+  StatusOr<std::vector<Value>> outputs = Status(StatusCode::kInternal, "no dispatch");
+  auto local = local_functions_.find({domain, node.op_type(), node.overload()});
+  auto opset_it = opsets.find(domain);
+  if (local != local_functions_.end()) {
+    outputs = CallFunction(*local->second, node, inputs, opsets, depth + 1);
+  } else if (opset_it == opsets.end()) {
+    return InvalidModel(model_.name, ": ", NodeLabel(node), " uses domain '", node.domain(),
+                        "', which the opset imports do not name");
+  } else if (const Kernel* kernel = options_.registry->Find(domain, node.op_type(), opset_it->second)) {
+    KernelContext ctx(node, std::move(inputs), opset_it->second,
+                      [this, &scope, &opsets, depth](const onnx::GraphProto& g, const std::vector<Value>& in) {
+                        return RunGraph(g, in, &scope, opsets, depth + 1);
+                      });
+    outputs = (*kernel)(ctx);
+  } else if (const onnx::FunctionProto* f = options_.functions->Find(domain, node.op_type(), node.overload())) {
+    outputs = CallFunction(*f, node, inputs, opsets, depth + 1);
+  } else {
+    return Unimplemented("op not implemented: ", domain.empty() ? "" : domain + ".", node.op_type(), " (opset ",
+                         opset_it->second, ")");
+  }
+  if (!outputs.ok()) {
+    const Status& s = outputs.status();
+    // Kernel errors already name the node; add the model for context.
+    if (s.message().rfind("node '", 0) == 0) return s.WithContext(model_.name);
+    return s.WithContext(model_.name + ": " + NodeLabel(node));
+  }
+  std::vector<Value>& values = *outputs;
+  if (values.size() > static_cast<size_t>(node.output_size())) {
+    return Internal(model_.name, ": ", NodeLabel(node), " produced ", values.size(), " outputs for ",
+                    node.output_size(), " declared");
+  }
+  for (size_t i = 0; i < values.size(); ++i) {
+    const std::string& name = node.output(static_cast<int>(i));
+    if (!name.empty()) scope.values[name] = std::move(values[i]);
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<Value>> Evaluator::CallFunction(const onnx::FunctionProto& function, const onnx::NodeProto& call,
+                                                     const std::vector<const Value*>& inputs,
+                                                     const OpsetMap& caller_opsets, int depth) const {
+  const std::string label = "function " + function.domain() + "." + function.name();
+  if (depth > options_.max_call_depth) {
+    return InvalidModel(label, ": function calls nest deeper than ", options_.max_call_depth,
+                        " (a recursive function?)");
+  }
+  if (inputs.size() > static_cast<size_t>(function.input_size())) {
+    return InvalidModel(label, " takes ", function.input_size(), " inputs, the call gives ", inputs.size());
+  }
+  // A function sees only its own inputs, never the caller's scope.
+  Scope scope;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i]) scope.values[function.input(static_cast<int>(i))] = *inputs[i];
+  }
+  OpsetMap opsets = caller_opsets;
+  for (const auto& opset : function.opset_import()) {
+    opsets[std::string(CanonicalDomain(opset.domain()))] = opset.version();
+  }
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> body = function.node();
+  for (auto& n : body) ResolveAttributeReferences(&n, call, function);
+  PARITY_ASSIGN_OR_RETURN(std::vector<const onnx::NodeProto*> order, TopologicalOrder(body, label));
+  Status run = RunNodes(order, scope, opsets, depth);
+  if (!run.ok()) return run.WithContext("in " + label);
+  std::vector<Value> outputs;
+  for (int i = 0; i < function.output_size() && i < call.output_size(); ++i) {
+    const Value* v = scope.Find(function.output(i));
+    if (!v) {
+      if (call.output(i).empty()) {
+        outputs.emplace_back();
+        continue;
+      }
+      return InvalidModel(label, ": output '", function.output(i), "' was not computed");
+    }
+    outputs.push_back(*v);
+  }
+  return outputs;
+}
+
+}  // namespace parity

@@ -1,0 +1,75 @@
+// The reference evaluator: runs an ONNX model in topological order with the
+// kernels of an OpRegistry, expanding model-local functions (by domain, name
+// and overload) and the function bodies of spec/functions for operators with
+// no kernel. Subgraphs (If, Loop, Scan, SequenceMap) see their outer scope.
+//
+// Thread safety: Run may be called from several threads at once.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "reference/eval/function_library.h"
+#include "reference/eval/registry.h"
+#include "reference/model/loader.h"
+#include "reference/model/tensor_io.h"
+
+namespace parity {
+
+struct EvalOptions {
+  const OpRegistry* registry = nullptr;        // null: ReferenceRegistry()
+  const FunctionLibrary* functions = nullptr;  // null: FunctionLibrary::Standard()
+  int max_call_depth = 64;                     // nested function calls and subgraphs
+};
+
+class Evaluator {
+ public:
+  // Checks that every opset import is usable; does not run anything.
+  static StatusOr<std::unique_ptr<Evaluator>> Create(LoadedModel model, EvalOptions options = {});
+
+  // `inputs` are matched to graph.input in order; an input that also has an
+  // initializer may be left out (the initializer is used).
+  StatusOr<std::vector<Value>> Run(const std::vector<Value>& inputs) const;
+
+  const LoadedModel& model() const { return model_; }
+
+ private:
+  struct Scope;
+  struct PreparedGraph;
+  using OpsetMap = std::map<std::string, int64_t, std::less<>>;
+
+  Evaluator(LoadedModel model, EvalOptions options);
+
+  StatusOr<std::vector<Value>> RunGraph(const onnx::GraphProto& graph, const std::vector<Value>& inputs,
+                                        const Scope* outer, const OpsetMap& opsets, int depth) const;
+  Status RunNodes(const std::vector<const onnx::NodeProto*>& order, Scope& scope, const OpsetMap& opsets,
+                  int depth) const;
+  Status RunNode(const onnx::NodeProto& node, Scope& scope, const OpsetMap& opsets, int depth) const;
+  StatusOr<std::vector<Value>> CallFunction(const onnx::FunctionProto& function, const onnx::NodeProto& call,
+                                            const std::vector<const Value*>& inputs, const OpsetMap& caller_opsets,
+                                            int depth) const;
+  StatusOr<std::shared_ptr<const PreparedGraph>> Prepare(const onnx::GraphProto& graph) const;
+
+  LoadedModel model_;
+  EvalOptions options_;
+  OpsetMap model_opsets_;
+  // Model-local functions by (domain, name, overload).
+  std::map<std::tuple<std::string, std::string, std::string>, const onnx::FunctionProto*> local_functions_;
+  mutable std::mutex prepared_mutex_;
+  mutable std::unordered_map<const onnx::GraphProto*, std::shared_ptr<const PreparedGraph>> prepared_;
+};
+
+// Nodes in an order where each runs after the producers of its inputs
+// (including values its subgraphs use), keeping the given order where it
+// already is one. An error names the nodes of a cycle.
+StatusOr<std::vector<const onnx::NodeProto*>> TopologicalOrder(
+    const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, const std::string& where);
+
+// Names a subgraph reads from outside itself (recursively through nested subgraphs).
+void CollectOuterReferences(const onnx::GraphProto& graph, std::vector<std::string>* names);
+
+}  // namespace parity

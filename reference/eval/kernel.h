@@ -1,0 +1,85 @@
+// The interface between the evaluator and operator kernels: a kernel gets a
+// KernelContext (the node, its input values, its attributes, a way to run
+// subgraphs) and returns one Value per node output.
+//
+// Kernels compute in double (integers exactly in int64/uint64) and round once
+// to the output type. They report bad input with ctx.Error(...), which names
+// the node; they never abort.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "onnx/onnx-ml.pb.h"
+#include "reference/core/status.h"
+#include "reference/core/value.h"
+
+namespace parity {
+
+class KernelContext {
+ public:
+  // How a kernel runs a graph-valued attribute (If, Loop, Scan, ...): the
+  // subgraph sees the values of the scope that runs this node.
+  using SubgraphRunner =
+      std::function<StatusOr<std::vector<Value>>(const onnx::GraphProto&, const std::vector<Value>&)>;
+
+  KernelContext(const onnx::NodeProto& node, std::vector<const Value*> inputs, int64_t opset,
+                SubgraphRunner run_subgraph)
+      : node_(node), inputs_(std::move(inputs)), opset_(opset), run_subgraph_(std::move(run_subgraph)) {}
+
+  const onnx::NodeProto& node() const { return node_; }
+  // The version of the node's domain in the opset imports in force.
+  int64_t opset() const { return opset_; }
+
+  // Inputs: absent ones (beyond the list or named "") are null.
+  size_t input_count() const { return inputs_.size(); }
+  bool has_input(size_t i) const { return i < inputs_.size() && inputs_[i] != nullptr; }
+  const Value& input(size_t i) const { return *inputs_[i]; }
+  // The tensor of input i (precondition: has_input(i); a non-tensor input
+  // yields an undefined tensor — use RequireTensor to get an error instead).
+  const Tensor& tensor(size_t i) const;
+  // Input i as a tensor, or an error naming the input when it is absent or not a tensor.
+  StatusOr<const Tensor*> RequireTensor(size_t i) const;
+
+  size_t output_count() const { return static_cast<size_t>(node_.output_size()); }
+  bool output_requested(size_t i) const {
+    return i < output_count() && !node_.output(static_cast<int>(i)).empty();
+  }
+
+  // Attributes (inside a function body, references are already resolved).
+  const onnx::AttributeProto* attribute(std::string_view name) const;
+  bool has_attribute(std::string_view name) const { return attribute(name) != nullptr; }
+  int64_t GetInt(std::string_view name, int64_t fallback) const;
+  float GetFloat(std::string_view name, float fallback) const;
+  std::string GetString(std::string_view name, std::string fallback = "") const;
+  std::vector<int64_t> GetInts(std::string_view name) const;
+  std::vector<float> GetFloats(std::string_view name) const;
+  std::vector<std::string> GetStrings(std::string_view name) const;
+  StatusOr<Tensor> GetTensor(std::string_view name) const;
+  const onnx::GraphProto* GetGraph(std::string_view name) const;
+
+  StatusOr<std::vector<Value>> RunSubgraph(const onnx::GraphProto& graph, const std::vector<Value>& inputs) const {
+    return run_subgraph_(graph, inputs);
+  }
+
+  // An InvalidArgument status whose message starts with the node's name and type.
+  template <typename... Args>
+  Status Error(const Args&... args) const {
+    return InvalidArgument(NodeLabel(), ": ", args...);
+  }
+  std::string NodeLabel() const;
+
+ private:
+  const onnx::NodeProto& node_;
+  std::vector<const Value*> inputs_;
+  int64_t opset_;
+  SubgraphRunner run_subgraph_;
+};
+
+// A kernel returns the values of the node's outputs in order; it may return
+// fewer than output_count() when the missing trailing outputs are not requested.
+using Kernel = std::function<StatusOr<std::vector<Value>>(const KernelContext&)>;
+
+}  // namespace parity

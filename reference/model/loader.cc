@@ -1,0 +1,49 @@
+// Model loading from files and bytes.
+#include "reference/model/loader.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <google/protobuf/io/coded_stream.h>
+
+namespace parity {
+
+StatusOr<LoadedModel> LoadModelBytes(std::string_view bytes, std::string name, std::string base_dir) {
+  if (static_cast<int64_t>(bytes.size()) > kMaxModelBytes) {
+    return InvalidModel("model '", name, "' is ", bytes.size(), " bytes, over the 2 GiB protobuf limit");
+  }
+  auto proto = std::make_shared<onnx::ModelProto>();
+  google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                                static_cast<int>(bytes.size()));
+  // Nested graphs and functions can recurse deeply; protobuf refuses past this.
+  stream.SetRecursionLimit(100);
+  if (!proto->ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage()) {
+    return InvalidModel("model '", name, "' is not a valid ONNX ModelProto (malformed or truncated protobuf, ",
+                        bytes.size(), " bytes)");
+  }
+  LoadedModel model;
+  model.proto = std::move(proto);
+  model.name = std::move(name);
+  model.base_dir = std::move(base_dir);
+  return model;
+}
+
+StatusOr<LoadedModel> LoadModelFile(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return NotFound("model file '", path, "' does not exist");
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) return IoError("cannot read '", path, "': ", ec.message());
+  if (static_cast<int64_t>(size) > kMaxModelBytes) {
+    return InvalidModel("model '", path, "' is ", size, " bytes, over the 2 GiB protobuf limit");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError("cannot open '", path, "'");
+  std::string bytes(static_cast<size_t>(size), '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(size));
+  if (in.gcount() != static_cast<std::streamsize>(size)) return IoError("short read from '", path, "'");
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  return LoadModelBytes(bytes, path, dir);
+}
+
+}  // namespace parity

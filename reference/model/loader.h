@@ -1,0 +1,27 @@
+// Loading ONNX models from files or bytes. A malformed or truncated protobuf
+// gives an error status, never a crash; external data is resolved later, when
+// tensors are read, under the model's folder only (tensor_io.h).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "onnx/onnx-ml.pb.h"
+#include "reference/core/status.h"
+
+namespace parity {
+
+struct LoadedModel {
+  std::shared_ptr<const onnx::ModelProto> proto;
+  std::string name;      // the path, or the name given with the bytes: used in messages
+  std::string base_dir;  // folder for external data; empty for bytes with no folder
+};
+
+// Models larger than this are refused before parsing (protobuf's own limit is 2 GiB).
+constexpr int64_t kMaxModelBytes = (int64_t{2} << 30) - 1;
+
+StatusOr<LoadedModel> LoadModelFile(const std::string& path);
+StatusOr<LoadedModel> LoadModelBytes(std::string_view bytes, std::string name, std::string base_dir = "");
+
+}  // namespace parity

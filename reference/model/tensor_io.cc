@@ -1,0 +1,395 @@
+// TensorProto, SequenceProto and OptionalProto <-> Value, with packed
+// sub-byte types (an LSB-first bit stream, onnx.proto TensorProto.raw_data)
+// and safely resolved external data.
+#include "reference/model/tensor_io.h"
+
+#include <complex>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+namespace parity {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool HostIsLittleEndian() {
+  const uint16_t probe = 1;
+  uint8_t first;
+  std::memcpy(&first, &probe, 1);
+  return first == 1;
+}
+
+// Unpacks `count` elements of `bits` width from an LSB-first bit stream.
+void UnpackBits(const uint8_t* packed, int bits, int64_t count, uint8_t* out) {
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t bit = i * bits;
+    uint32_t word = packed[bit / 8];
+    if ((bit % 8) + bits > 8) word |= static_cast<uint32_t>(packed[bit / 8 + 1]) << 8;
+    out[i] = static_cast<uint8_t>((word >> (bit % 8)) & ((1u << bits) - 1));
+  }
+}
+
+void PackBits(const uint8_t* in, int bits, int64_t count, std::string* packed) {
+  packed->assign(static_cast<size_t>((count * bits + 7) / 8), '\0');
+  auto* out = reinterpret_cast<uint8_t*>(packed->data());
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t bit = i * bits;
+    const uint32_t v = (in[i] & ((1u << bits) - 1)) << (bit % 8);
+    out[bit / 8] |= static_cast<uint8_t>(v & 0xFF);
+    if (v > 0xFF) out[bit / 8 + 1] |= static_cast<uint8_t>(v >> 8);
+  }
+}
+
+// Sign-extends sub-byte signed integers after unpacking.
+void SignExtend(Tensor& t) {
+  const int bits = PackedBits(t.dtype());
+  if (t.dtype() != DataType::kInt4 && t.dtype() != DataType::kInt2) return;
+  int8_t* d = t.mutable_data<int8_t>();
+  for (int64_t i = 0; i < t.size(); ++i) {
+    int v = static_cast<uint8_t>(d[i]);
+    if (v & (1 << (bits - 1))) v -= (1 << bits);
+    d[i] = static_cast<int8_t>(v);
+  }
+}
+
+// Fills `t` from little-endian bytes in the packed layout of its type.
+Status FillFromRawBytes(Tensor& t, const uint8_t* bytes, size_t length, const std::string& name) {
+  const int bits = PackedBits(t.dtype());
+  const int64_t want = (t.size() * bits + 7) / 8;
+  if (static_cast<int64_t>(length) != want) {
+    return InvalidModel("tensor '", name, "' (", t.Description(), ") has ", length, " bytes of data, expected ", want);
+  }
+  if (bits < 8) {
+    UnpackBits(bytes, bits, t.size(), t.mutable_raw_bytes());
+    SignExtend(t);
+    return Status::Ok();
+  }
+  if (length) std::memcpy(t.mutable_raw_bytes(), bytes, length);
+  if (!HostIsLittleEndian()) return Unimplemented("big-endian hosts are not supported");
+  if (t.dtype() == DataType::kBool) {
+    uint8_t* d = t.mutable_data<uint8_t>();
+    for (int64_t i = 0; i < t.size(); ++i) d[i] = d[i] != 0;
+  }
+  return Status::Ok();
+}
+
+template <typename Field>
+Status CheckFieldCount(const Field& field, int64_t want, const Tensor& t, const std::string& name,
+                       const char* field_name) {
+  if (static_cast<int64_t>(field.size()) != want) {
+    return InvalidModel("tensor '", name, "' (", t.Description(), ") has ", field.size(), " entries in ",
+                        field_name, ", expected ", want);
+  }
+  return Status::Ok();
+}
+
+Status FillFromTypedFields(Tensor& t, const onnx::TensorProto& proto) {
+  const std::string& name = proto.name();
+  const DataType dt = t.dtype();
+  const int64_t n = t.size();
+  switch (dt) {
+    case DataType::kFloat:
+      PARITY_RETURN_IF_ERROR(CheckFieldCount(proto.float_data(), n, t, name, "float_data"));
+      std::copy(proto.float_data().begin(), proto.float_data().end(), t.mutable_data<float>());
+      return Status::Ok();
+    case DataType::kComplex64: {
+      PARITY_RETURN_IF_ERROR(CheckFieldCount(proto.float_data(), 2 * n, t, name, "float_data"));
+      auto* out = t.mutable_data<std::complex<float>>();
+      for (int64_t i = 0; i < n; ++i) out[i] = {proto.float_data(2 * i), proto.float_data(2 * i + 1)};
+      return Status::Ok();
+    }
+    case DataType::kDouble:
+      PARITY_RETURN_IF_ERROR(CheckFieldCount(proto.double_data(), n, t, name, "double_data"));
+      std::copy(proto.double_data().begin(), proto.double_data().end(), t.mutable_data<double>());
+      return Status::Ok();
+    case DataType::kComplex128: {
+      PARITY_RETURN_IF_ERROR(CheckFieldCount(proto.double_data(), 2 * n, t, name, "double_data"));
+      auto* out = t.mutable_data<std::complex<double>>();
+      for (int64_t i = 0; i < n; ++i) out[i] = {proto.double_data(2 * i), proto.double_data(2 * i + 1)};
+      return Status::Ok();
+    }
+    case DataType::kInt64:
+      PARITY_RETURN_IF_ERROR(CheckFieldCount(proto.int64_data(), n, t, name, "int64_data"));
+      std::copy(proto.int64_data().begin(), proto.int64_data().end(), t.mutable_data<int64_t>());
+      return Status::Ok();
+    case DataType::kUint32:
+    case DataType::kUint64:
+      PARITY_RETURN_IF_ERROR(CheckFieldCount(proto.uint64_data(), n, t, name, "uint64_data"));
+      for (int64_t i = 0; i < n; ++i) t.SetUint64(i, proto.uint64_data(static_cast<int>(i)));
+      return Status::Ok();
+    case DataType::kString:
+      PARITY_RETURN_IF_ERROR(CheckFieldCount(proto.string_data(), n, t, name, "string_data"));
+      for (int64_t i = 0; i < n; ++i) t.mutable_strings()[i] = proto.string_data(static_cast<int>(i));
+      return Status::Ok();
+    default:
+      break;
+  }
+  // Everything else travels in int32_data: one element per entry, except the
+  // 4-bit and 2-bit types, packed two or four to an entry.
+  const int bits = PackedBits(dt);
+  const int per_entry = (bits == 4 || bits == 2) ? 8 / bits : 1;
+  const int64_t entries = (n + per_entry - 1) / per_entry;
+  PARITY_RETURN_IF_ERROR(CheckFieldCount(proto.int32_data(), entries, t, name, "int32_data"));
+  if (per_entry > 1) {
+    std::string packed;
+    packed.reserve(static_cast<size_t>(entries));
+    for (int64_t i = 0; i < entries; ++i) packed.push_back(static_cast<char>(proto.int32_data(static_cast<int>(i)) & 0xFF));
+    return FillFromRawBytes(t, reinterpret_cast<const uint8_t*>(packed.data()), packed.size(), name);
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t v = proto.int32_data(static_cast<int>(i));
+    if (dt == DataType::kFloat16 || dt == DataType::kBfloat16) {
+      t.mutable_data<uint16_t>()[i] = static_cast<uint16_t>(v);
+    } else if (IsSmallFloat(dt)) {
+      t.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(v);
+    } else {
+      t.SetInt64(i, v);
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::string> ReadExternalData(const onnx::TensorProto& proto, const ExternalDataPolicy& policy,
+                                       int64_t expected_bytes) {
+  std::string location;
+  int64_t offset = 0;
+  int64_t length = -1;
+  for (const auto& entry : proto.external_data()) {
+    if (entry.key() == "location") {
+      location = entry.value();
+    } else if (entry.key() == "offset" || entry.key() == "length") {
+      char* end = nullptr;
+      errno = 0;
+      const long long v = std::strtoll(entry.value().c_str(), &end, 10);
+      if (entry.value().empty() || *end != '\0' || errno != 0 || v < 0) {
+        return InvalidModel("tensor '", proto.name(), "': external data ", entry.key(), " '", entry.value(),
+                            "' is not a non-negative integer");
+      }
+      (entry.key() == "offset" ? offset : length) = v;
+    }
+  }
+  if (location.empty()) return InvalidModel("tensor '", proto.name(), "': external data has no location");
+  if (policy.base_dir.empty()) {
+    return InvalidModel("tensor '", proto.name(), "': external data '", location,
+                        "' but the model was not loaded from a folder");
+  }
+  PARITY_ASSIGN_OR_RETURN(std::string path, ResolveExternalDataPath(policy.base_dir, location));
+  std::error_code ec;
+  const auto file_size = static_cast<int64_t>(fs::file_size(path, ec));
+  if (ec) return IoError("tensor '", proto.name(), "': cannot stat external data '", location, "': ", ec.message());
+  if (length < 0) length = expected_bytes;
+  if (length != expected_bytes) {
+    return InvalidModel("tensor '", proto.name(), "': external data length ", length, " but the tensor needs ",
+                        expected_bytes, " bytes");
+  }
+  if (offset > file_size || length > file_size - offset) {
+    return InvalidModel("tensor '", proto.name(), "': external data range [", offset, ", ", offset + length,
+                        ") lies beyond the end of '", location, "' (", file_size, " bytes)");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError("tensor '", proto.name(), "': cannot open external data '", location, "'");
+  std::string bytes(static_cast<size_t>(length), '\0');
+  in.seekg(offset);
+  in.read(bytes.data(), length);
+  if (in.gcount() != length) return IoError("tensor '", proto.name(), "': short read from '", location, "'");
+  return bytes;
+}
+
+}  // namespace
+
+StatusOr<std::string> ResolveExternalDataPath(const std::string& base_dir, const std::string& location) {
+  const fs::path loc(location);
+  if (location.empty()) return InvalidModel("external data location is empty");
+  if (loc.is_absolute() || loc.has_root_name() || loc.has_root_directory()) {
+    return InvalidModel("external data location '", location, "' is an absolute path; only paths inside the model's folder are allowed");
+  }
+  for (const auto& part : loc) {
+    if (part == "..") {
+      return InvalidModel("external data location '", location, "' contains '..'; only paths inside the model's folder are allowed");
+    }
+  }
+  std::error_code ec;
+  const fs::path base = fs::canonical(base_dir, ec);
+  if (ec) return IoError("model folder '", base_dir, "': ", ec.message());
+  const fs::path resolved = fs::canonical(base / loc, ec);
+  if (ec) return NotFound("external data file '", location, "' not found in '", base_dir, "'");
+  // A symbolic link may lead anywhere: the canonical path must stay inside.
+  auto rel = resolved.lexically_relative(base);
+  if (rel.empty() || *rel.begin() == "..") {
+    return InvalidModel("external data location '", location, "' resolves to '", resolved.string(),
+                        "', outside the model's folder");
+  }
+  if (!fs::is_regular_file(resolved, ec)) {
+    return InvalidModel("external data location '", location, "' is not a regular file");
+  }
+  return resolved.string();
+}
+
+StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, const ExternalDataPolicy& policy) {
+  const int32_t raw_type = proto.data_type();
+  const std::string& name = proto.name();
+  if (!IsKnownDataType(raw_type)) return InvalidModel("tensor '", name, "' has unknown data_type ", raw_type);
+  if (proto.has_segment()) return Unimplemented("tensor '", name, "' uses segments, which are not supported");
+  Shape shape(proto.dims().begin(), proto.dims().end());
+  StatusOr<Tensor> created = Tensor::Create(static_cast<DataType>(raw_type), shape);
+  if (!created.ok()) return created.status().WithContext("tensor '" + name + "'");
+  Tensor t = std::move(created).value();
+  const bool external = proto.data_location() == onnx::TensorProto::EXTERNAL;
+  if (external) {
+    if (t.dtype() == DataType::kString) return InvalidModel("tensor '", name, "': string tensors cannot be external");
+    const int64_t want = (t.size() * PackedBits(t.dtype()) + 7) / 8;
+    PARITY_ASSIGN_OR_RETURN(std::string bytes, ReadExternalData(proto, policy, want));
+    PARITY_RETURN_IF_ERROR(FillFromRawBytes(t, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), name));
+    return t;
+  }
+  if (proto.has_raw_data()) {
+    if (t.dtype() == DataType::kString) return InvalidModel("tensor '", name, "': string tensors cannot use raw_data");
+    const std::string& raw = proto.raw_data();
+    PARITY_RETURN_IF_ERROR(FillFromRawBytes(t, reinterpret_cast<const uint8_t*>(raw.data()), raw.size(), name));
+    return t;
+  }
+  PARITY_RETURN_IF_ERROR(FillFromTypedFields(t, proto));
+  return t;
+}
+
+void TensorToProto(const Tensor& tensor, onnx::TensorProto* proto) {
+  proto->set_data_type(static_cast<int32_t>(tensor.dtype()));
+  proto->clear_dims();
+  for (int64_t d : tensor.shape()) proto->add_dims(d);
+  if (tensor.dtype() == DataType::kString) {
+    for (const auto& s : tensor.strings()) proto->add_string_data(s);
+    return;
+  }
+  const int bits = PackedBits(tensor.dtype());
+  if (bits < 8) {
+    PackBits(tensor.raw_bytes(), bits, tensor.size(), proto->mutable_raw_data());
+  } else {
+    proto->set_raw_data(reinterpret_cast<const char*>(tensor.raw_bytes()), tensor.byte_size());
+  }
+}
+
+StatusOr<Value> ValueFromSequenceProto(const onnx::SequenceProto& proto) {
+  std::vector<Value> elements;
+  switch (proto.elem_type()) {
+    case onnx::SequenceProto::TENSOR:
+      for (const auto& t : proto.tensor_values()) {
+        PARITY_ASSIGN_OR_RETURN(Tensor tensor, TensorFromProto(t));
+        elements.push_back(Value::FromTensor(std::move(tensor)));
+      }
+      break;
+    case onnx::SequenceProto::SEQUENCE:
+      for (const auto& s : proto.sequence_values()) {
+        PARITY_ASSIGN_OR_RETURN(Value v, ValueFromSequenceProto(s));
+        elements.push_back(std::move(v));
+      }
+      break;
+    case onnx::SequenceProto::OPTIONAL:
+      for (const auto& o : proto.optional_values()) {
+        PARITY_ASSIGN_OR_RETURN(Value v, ValueFromOptionalProto(o));
+        elements.push_back(std::move(v));
+      }
+      break;
+    default:
+      return Unimplemented("sequence '", proto.name(), "' of element kind ", proto.elem_type(), " is not supported");
+  }
+  return Value::FromSequence(std::move(elements));
+}
+
+StatusOr<Value> ValueFromOptionalProto(const onnx::OptionalProto& proto) {
+  switch (proto.elem_type()) {
+    case onnx::OptionalProto::UNDEFINED: return Value::NoneOptional();
+    case onnx::OptionalProto::TENSOR: {
+      if (!proto.has_tensor_value()) return Value::NoneOptional();
+      PARITY_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(proto.tensor_value()));
+      return Value::SomeOptional(Value::FromTensor(std::move(t)));
+    }
+    case onnx::OptionalProto::SEQUENCE: {
+      if (!proto.has_sequence_value()) return Value::NoneOptional();
+      PARITY_ASSIGN_OR_RETURN(Value v, ValueFromSequenceProto(proto.sequence_value()));
+      return Value::SomeOptional(std::move(v));
+    }
+    default:
+      return Unimplemented("optional '", proto.name(), "' of element kind ", proto.elem_type(), " is not supported");
+  }
+}
+
+void ValueToSequenceProto(const Value& value, onnx::SequenceProto* proto) {
+  for (const Value& e : value.sequence()) {
+    if (e.is_tensor()) {
+      proto->set_elem_type(onnx::SequenceProto::TENSOR);
+      TensorToProto(e.tensor(), proto->add_tensor_values());
+    } else if (e.is_sequence()) {
+      proto->set_elem_type(onnx::SequenceProto::SEQUENCE);
+      ValueToSequenceProto(e, proto->add_sequence_values());
+    } else {
+      proto->set_elem_type(onnx::SequenceProto::OPTIONAL);
+      ValueToOptionalProto(e, proto->add_optional_values());
+    }
+  }
+  if (value.sequence().empty()) proto->set_elem_type(onnx::SequenceProto::TENSOR);
+}
+
+void ValueToOptionalProto(const Value& value, onnx::OptionalProto* proto) {
+  if (!value.has_element()) {
+    proto->set_elem_type(onnx::OptionalProto::UNDEFINED);
+    return;
+  }
+  const Value& e = value.element();
+  if (e.is_tensor()) {
+    proto->set_elem_type(onnx::OptionalProto::TENSOR);
+    TensorToProto(e.tensor(), proto->mutable_tensor_value());
+  } else if (e.is_sequence()) {
+    proto->set_elem_type(onnx::OptionalProto::SEQUENCE);
+    ValueToSequenceProto(e, proto->mutable_sequence_value());
+  }
+}
+
+StatusOr<Value> ReadValueFile(const std::string& path, const onnx::TypeProto& declared_type) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError("cannot open '", path, "'");
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (declared_type.has_sequence_type()) {
+    onnx::SequenceProto proto;
+    if (!proto.ParseFromString(bytes)) return InvalidModel("'", path, "' is not a valid SequenceProto");
+    return ValueFromSequenceProto(proto);
+  }
+  if (declared_type.has_optional_type()) {
+    onnx::OptionalProto proto;
+    if (!proto.ParseFromString(bytes)) return InvalidModel("'", path, "' is not a valid OptionalProto");
+    return ValueFromOptionalProto(proto);
+  }
+  if (declared_type.has_map_type()) return Unimplemented("'", path, "' holds a map, which is not supported");
+  onnx::TensorProto proto;
+  if (!proto.ParseFromString(bytes)) return InvalidModel("'", path, "' is not a valid TensorProto");
+  PARITY_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(proto));
+  return Value::FromTensor(std::move(t));
+}
+
+Status WriteValueFile(const std::string& path, const Value& value, const std::string& name) {
+  std::string bytes;
+  if (value.is_sequence()) {
+    onnx::SequenceProto proto;
+    proto.set_name(name);
+    ValueToSequenceProto(value, &proto);
+    bytes = proto.SerializeAsString();
+  } else if (value.is_optional()) {
+    onnx::OptionalProto proto;
+    proto.set_name(name);
+    ValueToOptionalProto(value, &proto);
+    bytes = proto.SerializeAsString();
+  } else {
+    onnx::TensorProto proto;
+    proto.set_name(name);
+    TensorToProto(value.tensor(), &proto);
+    bytes = proto.SerializeAsString();
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return IoError("cannot write '", path, "'");
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out) return IoError("short write to '", path, "'");
+  return Status::Ok();
+}
+
+}  // namespace parity

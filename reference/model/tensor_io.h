@@ -1,0 +1,44 @@
+// Conversion between ONNX protobuf values (TensorProto, SequenceProto,
+// OptionalProto) and reference Values, including tensors whose data lives in
+// external files. Every size and offset is checked before it is used.
+#pragma once
+
+#include <string>
+
+#include "onnx/onnx-data.pb.h"
+#include "onnx/onnx-ml.pb.h"
+#include "reference/core/status.h"
+#include "reference/core/value.h"
+
+namespace parity {
+
+// Where external tensor data may be read from: only files inside `base_dir`
+// (the model's folder). An empty base_dir refuses all external data.
+struct ExternalDataPolicy {
+  std::string base_dir;
+};
+
+// Reads a TensorProto. External data (data_location = EXTERNAL) is resolved
+// by ResolveExternalDataPath under policy.base_dir, with offset and length
+// checked against the file.
+StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, const ExternalDataPolicy& policy = {});
+// Writes a tensor into `proto` with raw_data (strings in string_data).
+void TensorToProto(const Tensor& tensor, onnx::TensorProto* proto);
+
+StatusOr<Value> ValueFromSequenceProto(const onnx::SequenceProto& proto);
+StatusOr<Value> ValueFromOptionalProto(const onnx::OptionalProto& proto);
+void ValueToSequenceProto(const Value& value, onnx::SequenceProto* proto);
+void ValueToOptionalProto(const Value& value, onnx::OptionalProto* proto);
+
+// Reads a test data file (input_K.pb / output_K.pb) whose kind is given by
+// the graph's declared type: a TensorProto, SequenceProto or OptionalProto.
+StatusOr<Value> ReadValueFile(const std::string& path, const onnx::TypeProto& declared_type);
+// Writes a value in the form ReadValueFile reads.
+Status WriteValueFile(const std::string& path, const Value& value, const std::string& name);
+
+// The real path of external data file `location`, which must name a regular
+// file inside `base_dir`: an absolute location, a '..' component, or a
+// symbolic link that leads outside base_dir is refused.
+StatusOr<std::string> ResolveExternalDataPath(const std::string& base_dir, const std::string& location);
+
+}  // namespace parity

@@ -1,0 +1,61 @@
+// Helpers shared by the operator kernels: numpy-style broadcasting, axis
+// normalisation, strides and result construction. Every helper reports bad
+// input as a Status built with the node's context (ctx.Error).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "reference/core/tensor.h"
+#include "reference/eval/kernel.h"
+
+namespace parity::ops {
+
+// Row-major strides of a shape (in elements).
+std::vector<int64_t> Strides(const Shape& shape);
+
+// The numpy broadcast of several shapes, or an error naming both shapes.
+StatusOr<Shape> BroadcastShapes(const KernelContext& ctx, const std::vector<Shape>& shapes);
+
+// Maps a flat index of the broadcast output shape to the flat index of an
+// input of shape `input` (right-aligned, size-1 dimensions repeat).
+class BroadcastIndexer {
+ public:
+  BroadcastIndexer(const Shape& input, const Shape& output);
+  int64_t operator()(int64_t output_index) const;
+  bool identity() const { return identity_; }
+
+ private:
+  std::vector<int64_t> output_dims_;     // output shape
+  std::vector<int64_t> input_strides_;   // 0 where the input dimension broadcasts
+  bool identity_ = false;
+};
+
+// An axis in [-rank, rank) made non-negative, or an error.
+StatusOr<int64_t> NormalizeAxis(const KernelContext& ctx, int64_t axis, int64_t rank);
+
+// A tensor of `dtype` and `shape` holding `values` rounded once; an error
+// (with the node named) if the shape is too large.
+StatusOr<Value> MakeResult(const KernelContext& ctx, DataType dtype, Shape shape, const std::vector<double>& values);
+// A new, zero-filled tensor, with the node named on failure.
+StatusOr<Tensor> Allocate(const KernelContext& ctx, DataType dtype, Shape shape);
+
+// Reads a 1-D (or scalar) integer tensor as int64 values.
+std::vector<int64_t> ReadInt64s(const Tensor& tensor);
+
+// Wraps a single tensor as the kernel result.
+inline StatusOr<std::vector<Value>> Single(Tensor tensor) {
+  return std::vector<Value>{Value::FromTensor(std::move(tensor))};
+}
+inline StatusOr<std::vector<Value>> Single(StatusOr<Tensor> tensor) {
+  if (!tensor.ok()) return tensor.status();
+  return std::vector<Value>{Value::FromTensor(std::move(tensor).value())};
+}
+
+}  // namespace parity::ops
+
+// Returns ctx.Error(...) from the enclosing kernel when `cond` is false.
+#define PARITY_KERNEL_CHECK(ctx, cond, ...) \
+  do {                                      \
+    if (!(cond)) return (ctx).Error(__VA_ARGS__); \
+  } while (0)

@@ -1,0 +1,8 @@
+// Registration of the controlflow family's kernels.
+#include "reference/ops/families.h"
+
+namespace parity::ops {
+
+void RegisterControlFlowOps(OpRegistry& registry) {}
+
+}  // namespace parity::ops

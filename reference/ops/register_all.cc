@@ -1,0 +1,20 @@
+// ReferenceRegistry: every kernel of the reference evaluator, built once.
+#include "reference/ops/families.h"
+
+namespace parity {
+
+const OpRegistry& ReferenceRegistry() {
+  static const OpRegistry* registry = [] {
+    auto* r = new OpRegistry();
+    ops::RegisterElementwiseOps(*r);
+    ops::RegisterTensorOps(*r);
+    ops::RegisterReductionOps(*r);
+    ops::RegisterNnOps(*r);
+    ops::RegisterControlFlowOps(*r);
+    ops::RegisterSequenceModelOps(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+}  // namespace parity

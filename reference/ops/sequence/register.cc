@@ -1,0 +1,8 @@
+// Registration of the sequence family's kernels.
+#include "reference/ops/families.h"
+
+namespace parity::ops {
+
+void RegisterSequenceModelOps(OpRegistry& registry) {}
+
+}  // namespace parity::ops
