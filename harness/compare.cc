@@ -149,9 +149,17 @@ class TolerancePolicy::Parser {
   // `extra_key` is one more key the caller reads itself ("match" of a rule).
   static StatusOr<Entry> ReadEntry(const json& value, const std::string& path, bool require_reason,
                                    bool allow_formula, std::string_view extra_key = "reason") {
-    PARITY_RETURN_IF_ERROR(
-        CheckKeys(value, path, {"ulp", "atol", "rtol", "signed_zero", "mistrust", "reason", extra_key}));
+    if (allow_formula) {
+      PARITY_RETURN_IF_ERROR(CheckKeys(
+          value, path, {"ulp", "atol", "rtol", "signed_zero", "mistrust", "accumulation_type", "reason", extra_key}));
+    } else {
+      PARITY_RETURN_IF_ERROR(CheckKeys(value, path, {"ulp", "atol", "rtol", "signed_zero", "mistrust", "reason"}));
+    }
     Entry entry;
+    if (value.contains("accumulation_type")) {
+      PARITY_ASSIGN_OR_RETURN(entry.accumulation_type,
+                              ReadFloatTypeName(value.at("accumulation_type"), KeyPath(path, "accumulation_type")));
+    }
     if (require_reason || value.contains("reason")) {
       PARITY_ASSIGN_OR_RETURN(entry.reason, ReadReason(value, path));
     }
@@ -381,8 +389,10 @@ Tolerance TolerancePolicy::For(std::string_view op_type, DataType dtype, const S
 
   int64_t ulp = 0;
   Bound atol, rtol;
+  DataType roundoff_type = lattice;
   std::string reason;
   auto apply = [&](const Entry& entry, const std::string& source) {
+    if (entry.accumulation_type) roundoff_type = *entry.accumulation_type;
     if (entry.ulp) ulp = *entry.ulp;
     if (entry.atol) atol = *entry.atol;
     if (entry.rtol) rtol = *entry.rtol;
@@ -412,7 +422,7 @@ Tolerance TolerancePolicy::For(std::string_view op_type, DataType dtype, const S
     }
   }
 
-  const double u = unit_roundoff_.find(lattice)->second;
+  const double u = unit_roundoff_.find(roundoff_type)->second;
   const double n = static_cast<double>(std::max<int64_t>(1, facts.reduced_length));
   const double k = static_cast<double>(std::max<int64_t>(1, facts.inner_dim));
   auto evaluate = [&](const Bound& b) {

@@ -65,7 +65,9 @@ constexpr const char* kPolicy = R"({
   },
   "ops": {"Exp": "transcendental", "MatMul": "matmul", "ReduceSum": "reduction", "Identity": "exact"},
   "rules": [
-    {"match": {"ops": ["Exp"], "dtypes": ["float64"]}, "ulp": 2, "reason": "double libm is better"}
+    {"match": {"ops": ["Exp"], "dtypes": ["float64"]}, "ulp": 2, "reason": "double libm is better"},
+    {"match": {"families": ["matmul"], "dtypes": ["float16"]}, "accumulation_type": "float32",
+     "reason": "accumulates in float32"}
   ],
   "adapters": {
     "fastgpu": {"reason": "approximate intrinsics",
@@ -398,8 +400,10 @@ TEST(TolerancePolicyTest, MatmulFormulaScalesWithInnerDimension) {
   const Tolerance k100 = policy.For("MatMul", DataType::kFloat, facts);
   EXPECT_DOUBLE_EQ(k100.rtol, u * (2 + 2 * 10.0));
   EXPECT_DOUBLE_EQ(k100.atol, u * 200);
-  // The same formula in float16 scales with float16's unit roundoff.
-  EXPECT_DOUBLE_EQ(policy.For("MatMul", DataType::kFloat16, facts).atol, 0.00048828125 * 200);
+  // The same formula in bfloat16 scales with bfloat16's unit roundoff, and
+  // in float16 with that of float32, its accumulation type.
+  EXPECT_DOUBLE_EQ(policy.For("MatMul", DataType::kBfloat16, facts).atol, 0.00390625 * 200);
+  EXPECT_DOUBLE_EQ(policy.For("MatMul", DataType::kFloat16, facts).atol, u * 200);
   // complex64 uses float32's.
   EXPECT_DOUBLE_EQ(policy.For("MatMul", DataType::kComplex64, facts).atol, u * 200);
   facts.reduced_length = 16;
@@ -433,6 +437,10 @@ TEST(TolerancePolicyTest, CaseOverrideNeedsReasonAndNumbers) {
       base, nlohmann::json::parse(R"({"atol": {"u_k": 2}, "reason": "r"})"));
   EXPECT_FALSE(formula.ok());
 
+  StatusOr<Tolerance> accumulation = TolerancePolicy::ApplyOverride(
+      base, nlohmann::json::parse(R"({"accumulation_type": "float32", "reason": "r"})"));
+  EXPECT_FALSE(accumulation.ok());
+
   StatusOr<Tolerance> typo =
       TolerancePolicy::ApplyOverride(base, nlohmann::json::parse(R"({"ulps": 2, "reason": "r"})"));
   ASSERT_FALSE(typo.ok());
@@ -461,6 +469,13 @@ TEST(TolerancePolicyTest, MalformedPolicyIsRejectedNamingTheKey) {
 
   message = ParseErrorAfterEdit(R"("dtypes": ["float64"])", R"("dtypes": ["int32"])");
   EXPECT_NE(message.find("int32"), std::string::npos) << message;
+
+  message = ParseErrorAfterEdit(R"(, "reason": "__expf is 2 ulp plus range reduction")", "");
+  EXPECT_NE(message.find("adapters.fastgpu.rules[0]: missing required key \"reason\""), std::string::npos)
+      << message;
+
+  message = ParseErrorAfterEdit(R"("accumulation_type": "float32")", R"("accumulation_type": "float128")");
+  EXPECT_NE(message.find("rules[1].accumulation_type"), std::string::npos) << message;
 
   message = ParseErrorAfterEdit(R"("schema_version": 1)", R"("schema_version": 2)");
   EXPECT_NE(message.find("schema_version"), std::string::npos) << message;
@@ -496,6 +511,10 @@ TEST(TolerancePolicyTest, ShippedPolicyLoadsAndIsStrictWhereItSaysSo) {
   ShapeFacts small, large;
   large.inner_dim = 4096;
   EXPECT_GT(policy->For("MatMul", DataType::kFloat, large).rtol, policy->For("MatMul", DataType::kFloat, small).rtol);
+  // Narrow outputs of long sums are judged by float32 accumulation, not by
+  // their own unit roundoff (which would admit errors of whole units here).
+  EXPECT_LT(policy->For("MatMul", DataType::kFloat16, large).atol, 1e-3);
+  EXPECT_EQ(policy->For("Add", DataType::kFloat16, {}).atol, 0);
   EXPECT_TRUE(policy->IsListed("Attention"));
   EXPECT_TRUE(policy->IsListed("RMSNormalization"));
 }

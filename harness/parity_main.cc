@@ -1,3 +1,118 @@
-// The `parity` command line.
+// The `parity` command line: corpus, eval, check.
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
-int main(int argc, char** argv) { std::cerr << "parity: not ready\n"; return 2; }
+#include <string>
+#include <vector>
+
+#include "harness/check_command.h"
+#include "harness/eval_command.h"
+
+namespace {
+
+constexpr const char* kUsage = R"(usage:
+  parity corpus onnx-node --out DIR [--min-cases N]
+      writes ONNX's node tests from the pinned onnx package in the backend-test layout
+  parity eval PATH... [--out DIR] [--filter GLOB] [--expect FILE] [--jobs N] [--tolerance FILE] [--quiet]
+      runs the reference evaluator in process on case folders (or folders of them)
+  parity check MODEL...
+      validates models and prints every problem found
+)";
+
+int Usage(const std::string& error) {
+  if (!error.empty()) std::cerr << "parity: " << error << "\n";
+  std::cerr << kUsage;
+  return 2;
+}
+
+// Reads the value of option `args[i]`, advancing i; empty on a missing value.
+bool TakeValue(const std::vector<std::string>& args, size_t& i, std::string* value) {
+  if (i + 1 >= args.size()) return false;
+  *value = args[++i];
+  return true;
+}
+
+std::string PythonExecutable() {
+  if (const char* p = std::getenv("PARITY_PYTHON"); p && *p) return p;
+  const std::string venv = std::string(PARITY_SOURCE_DIR) + "/.venv/bin/python";
+  if (std::filesystem::exists(venv)) return venv;
+  return "python3";
+}
+
+int RunCorpus(const std::vector<std::string>& args) {
+  if (args.empty() || args[0] != "onnx-node") return Usage("corpus: the only corpus is 'onnx-node'");
+  std::vector<std::string> argv = {PythonExecutable(),
+                                   std::string(PARITY_SOURCE_DIR) + "/cases/onnx_node/write_corpus.py"};
+  bool has_out = false;
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string v;
+    if ((args[i] == "--out" || args[i] == "--min-cases" || args[i] == "--filter") && TakeValue(args, i, &v)) {
+      has_out |= args[i - 1] == "--out";
+      argv.push_back(args[i - 1]);
+      argv.push_back(v);
+    } else {
+      return Usage("corpus: unknown argument '" + args[i] + "'");
+    }
+  }
+  if (!has_out) return Usage("corpus: --out DIR is required");
+  std::vector<char*> c_argv;
+  for (auto& a : argv) c_argv.push_back(a.data());
+  c_argv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    std::perror("parity corpus: fork");
+    return 2;
+  }
+  if (pid == 0) {
+    execvp(c_argv[0], c_argv.data());
+    std::cerr << "parity corpus: cannot run " << c_argv[0] << ": " << std::strerror(errno) << "\n";
+    _exit(2);
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0) return 2;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 2;
+}
+
+int RunEval(const std::vector<std::string>& args) {
+  parity::EvalCommandOptions options;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    std::string v;
+    if (a == "--out" && TakeValue(args, i, &v)) options.out_dir = v;
+    else if (a == "--filter" && TakeValue(args, i, &v)) options.filter = v;
+    else if (a == "--expect" && TakeValue(args, i, &v)) options.expectations = v;
+    else if (a == "--tolerance" && TakeValue(args, i, &v)) options.tolerance = v;
+    else if (a == "--jobs" && TakeValue(args, i, &v)) options.jobs = std::atoi(v.c_str());
+    else if (a == "--quiet") options.quiet = true;
+    else if (a.rfind("--", 0) == 0) return Usage("eval: unknown or incomplete option '" + a + "'");
+    else options.paths.push_back(a);
+  }
+  if (options.paths.empty()) return Usage("eval: give at least one case folder");
+  return parity::RunEvalCommand(options);
+}
+
+int RunCheck(const std::vector<std::string>& args) {
+  if (args.empty()) return Usage("check: give at least one model");
+  int worst = 0;
+  for (const auto& path : args) worst = std::max(worst, parity::RunCheckCommand(path));
+  return worst;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return Usage("");
+  const std::string command = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  if (command == "corpus") return RunCorpus(args);
+  if (command == "eval") return RunEval(args);
+  if (command == "check") return RunCheck(args);
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::cout << kUsage;
+    return 0;
+  }
+  return Usage("unknown command '" + command + "'");
+}

@@ -6,6 +6,8 @@
 #include <set>
 #include <unordered_set>
 
+#include "reference/model/validator.h"
+
 namespace parity {
 
 struct Evaluator::Scope {
@@ -163,6 +165,14 @@ Evaluator::Evaluator(LoadedModel model, EvalOptions options) : model_(std::move(
 
 StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(LoadedModel model, EvalOptions options) {
   if (!model.proto) return Internal("Evaluator::Create: no model");
+  // Never run a model that breaks the IR's rules: cycles, unknown values and
+  // sizes over the memory limit are refused here, before any allocation.
+  std::vector<Status> problems = ValidateModel(model);
+  if (!problems.empty()) {
+    std::string message = problems[0].message();
+    if (problems.size() > 1) message += StrCat(" (and ", problems.size() - 1, " more problems)");
+    return Status(problems[0].code(), message);
+  }
   std::unique_ptr<Evaluator> e(new Evaluator(std::move(model), options));
   const onnx::ModelProto& proto = *e->model_.proto;
   for (const auto& opset : proto.opset_import()) {

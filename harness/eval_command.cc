@@ -1,0 +1,248 @@
+// The in-process reference run over a corpus.
+#include "harness/eval_command.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include "harness/case_reader.h"
+#include "harness/compare.h"
+#include "harness/expectations.h"
+#include "harness/results.h"
+#include "reference/eval/evaluator.h"
+
+namespace parity {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double MillisecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+std::string Quote(const std::string& s) {
+  if (s.find_first_of(" '\"$\\") == std::string::npos) return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// Runs one case on the reference and compares every data set.
+CaseResult EvaluateCase(CaseInfo info, const TolerancePolicy& policy) {
+  CaseResult r;
+  r.name = info.name;
+  r.suite = info.suite;
+  r.dir = info.dir;
+  r.repro = "parity eval " + Quote(info.dir);
+  if (Status meta = ReadCaseMeta(info); !meta.ok()) {
+    r.state = CaseState::kError;
+    r.message = meta.ToString();
+    return r;
+  }
+  const auto load_start = Clock::now();
+  StatusOr<LoadedModel> model = LoadModelFile((fs::path(info.dir) / "model.onnx").string());
+  if (!model.ok()) {
+    r.state = CaseState::kError;
+    r.message = model.status().ToString();
+    return r;
+  }
+  r.op = CaseOperator(info, *model->proto);
+  StatusOr<std::vector<DataSet>> sets = ReadDataSets(info, *model->proto);
+  if (!sets.ok()) {
+    r.state = CaseState::kError;
+    r.message = sets.status().ToString();
+    return r;
+  }
+  StatusOr<std::unique_ptr<Evaluator>> evaluator = Evaluator::Create(*model);
+  r.load_ms = MillisecondsSince(load_start);
+  if (!evaluator.ok()) {
+    r.state = evaluator.status().code() == StatusCode::kUnimplemented ? CaseState::kUnsupported : CaseState::kFail;
+    r.message = evaluator.status().ToString();
+    return r;
+  }
+  r.state = CaseState::kPass;
+  const auto run_start = Clock::now();
+  for (const DataSet& set : *sets) {
+    StatusOr<std::vector<Value>> actual = (*evaluator)->Run(set.inputs);
+    if (!actual.ok()) {
+      r.state = actual.status().code() == StatusCode::kUnimplemented ? CaseState::kUnsupported : CaseState::kFail;
+      r.message = actual.status().ToString();
+      break;
+    }
+    if (actual->size() < set.outputs.size()) {
+      r.state = CaseState::kFail;
+      r.message = StrCat("produced ", actual->size(), " outputs, expected ", set.outputs.size());
+      break;
+    }
+    for (size_t k = 0; k < set.outputs.size(); ++k) {
+      const Value& expected = set.outputs[k];
+      DataType dtype = DataType::kUndefined;
+      if (expected.is_tensor()) dtype = expected.tensor().dtype();
+      Tolerance tol = policy.For(r.op, dtype, ShapeFacts{});
+      if (info.meta.contains("tolerance")) {
+        StatusOr<Tolerance> overridden = TolerancePolicy::ApplyOverride(tol, info.meta["tolerance"]);
+        if (!overridden.ok()) {
+          r.state = CaseState::kError;
+          r.message = overridden.status().WithContext(info.dir + "/case.json").ToString();
+          return r;
+        }
+        tol = *overridden;
+      }
+      OutputComparison cmp = CompareValues(expected, (*actual)[k], tol);
+      nlohmann::json out = ToJson(cmp.stats);
+      out["index"] = k;
+      out["verdict"] = CompareVerdictName(cmp.verdict);
+      if (!cmp.message.empty()) out["message"] = cmp.message;
+      r.outputs.push_back(out);
+      if (cmp.verdict == CompareVerdict::kMismatch) {
+        r.state = CaseState::kFail;
+        if (r.message.empty()) r.message = StrCat("output ", k, ": ", cmp.message);
+      } else if (cmp.verdict == CompareVerdict::kMistrusted && r.state == CaseState::kPass) {
+        r.state = CaseState::kMistrusted;
+        r.message = StrCat("output ", k, ": ", cmp.message);
+      }
+    }
+    if (r.state == CaseState::kFail) break;
+  }
+  r.run_ms = MillisecondsSince(run_start);
+  return r;
+}
+
+// Turns an outcome into its expected form when an expectations entry covers it.
+void ApplyExpectation(CaseResult& r, const Expectations* expectations) {
+  if (!expectations) return;
+  const ExpectationEntry* e = expectations->Find(r.name);
+  if (!e) return;
+  ++e->matched;
+  r.expectation = e->reason;
+  if (r.state == CaseState::kPass) {
+    r.state = CaseState::kXpass;
+    r.message = "passes, but the expectations list it: remove the stale entry '" + e->pattern + "'";
+  } else if (!e->unsupported && (r.state == CaseState::kFail || r.state == CaseState::kMistrusted)) {
+    r.state = CaseState::kXfail;
+  }
+}
+
+}  // namespace
+
+int RunEvalCommand(const EvalCommandOptions& options) {
+  const auto start = Clock::now();
+  const std::string tolerance_path =
+      options.tolerance.empty() ? std::string(PARITY_SOURCE_DIR) + "/spec/tolerance.json" : options.tolerance;
+  StatusOr<TolerancePolicy> policy = TolerancePolicy::Load(tolerance_path);
+  if (!policy.ok()) {
+    std::cerr << "parity eval: " << policy.status().ToString() << "\n";
+    return 2;
+  }
+  std::unique_ptr<Expectations> expectations;
+  if (!options.expectations.empty()) {
+    StatusOr<Expectations> loaded = Expectations::Load(options.expectations);
+    if (!loaded.ok()) {
+      std::cerr << "parity eval: " << loaded.status().ToString() << "\n";
+      return 2;
+    }
+    expectations = std::make_unique<Expectations>(std::move(loaded).value());
+  }
+  StatusOr<std::vector<CaseInfo>> found = DiscoverCases(options.paths);
+  if (!found.ok()) {
+    std::cerr << "parity eval: " << found.status().ToString() << "\n";
+    return 2;
+  }
+  std::vector<CaseInfo> cases;
+  for (auto& c : *found) {
+    if (options.filter.empty() || fnmatch(options.filter.c_str(), c.name.c_str(), 0) == 0) {
+      cases.push_back(std::move(c));
+    }
+  }
+  if (cases.empty()) {
+    std::cerr << "parity eval: no cases found under the given paths"
+              << (options.filter.empty() ? "" : " matching '" + options.filter + "'") << "\n";
+    return 2;
+  }
+
+  std::ofstream journal;
+  if (!options.out_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(options.out_dir, ec);
+    journal.open(fs::path(options.out_dir) / "results.jsonl", std::ios::trunc);
+    if (!journal) {
+      std::cerr << "parity eval: cannot write " << options.out_dir << "/results.jsonl\n";
+      return 2;
+    }
+  }
+
+  std::vector<CaseResult> results(cases.size());
+  std::atomic<size_t> next{0};
+  std::mutex journal_mutex;
+  const int jobs = options.jobs > 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  auto worker = [&] {
+    for (size_t i = next++; i < cases.size(); i = next++) {
+      CaseResult r = EvaluateCase(cases[i], *policy);
+      ApplyExpectation(r, expectations.get());
+      if (journal.is_open()) {
+        std::lock_guard<std::mutex> lock(journal_mutex);
+        journal << ToJson(r).dump() << "\n";
+        journal.flush();
+      }
+      results[i] = std::move(r);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < jobs; ++t) threads.emplace_back(worker);
+  for (auto& t : threads) t.join();
+
+  Summary summary;
+  int gate_failures = 0;
+  for (const auto& r : results) {
+    summary.Add(r);
+    if (FailsGate(r.state) || (expectations && r.state != CaseState::kPass && r.expectation.empty())) {
+      ++gate_failures;
+      if (!options.quiet) std::cout << CaseStateName(r.state) << " " << r.name << ": " << r.message << "\n";
+    }
+  }
+  const double seconds = MillisecondsSince(start) / 1000.0;
+
+  if (options.per_operator) {
+    std::cout << "\npass count per operator (pass/total):\n";
+    for (const auto& [op, states] : summary.by_operator) {
+      int total = 0;
+      for (const auto& [s, n] : states) total += n;
+      const int pass = states.count("PASS") ? states.at("PASS") : 0;
+      std::printf("  %-36s %4d/%-4d\n", op.c_str(), pass, total);
+    }
+  }
+  std::cout << "\ncases by state:";
+  for (const auto& [state, n] : summary.by_state) std::cout << " " << state << "=" << n;
+  std::printf("\n%d cases in %.1f s on %d threads\n", summary.total, seconds, jobs);
+  if (expectations) {
+    for (const auto& e : expectations->entries()) {
+      if (e.matched == 0) std::cout << "note: expectation '" << e.pattern << "' matched no case\n";
+    }
+    std::cout << (gate_failures ? "gate: FAILED, " : "gate: passed, ") << gate_failures
+              << " cases not covered by " << expectations->path() << "\n";
+  }
+
+  if (!options.out_dir.empty()) {
+    nlohmann::json j = summary.ToJson();
+    j["adapter"] = {{"name", "reference"}, {"mode", "in-process"}};
+    j["seconds"] = seconds;
+    j["threads"] = jobs;
+    j["paths"] = options.paths;
+    j["expectations"] = options.expectations;
+    j["gate_failures"] = gate_failures;
+    std::ofstream out(fs::path(options.out_dir) / "summary.json", std::ios::trunc);
+    out << j.dump(1) << "\n";
+  }
+  return gate_failures ? 1 : 0;
+}
+
+}  // namespace parity

@@ -1,0 +1,27 @@
+// `parity eval PATH... [--out DIR]`: the reference evaluator, in process, on
+// case folders, compared with their expected outputs under the tolerance
+// policy; prints counts by state and per operator, writes results.jsonl and
+// summary.json.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace parity {
+
+struct EvalCommandOptions {
+  std::vector<std::string> paths;  // case folders, folders of cases, or model files
+  std::string out_dir;             // empty: no files written
+  std::string filter;              // shell glob on case names; empty: all
+  std::string expectations;        // expectations file; empty: none
+  std::string tolerance = "";      // spec/tolerance.json of the source tree when empty
+  int jobs = 0;                    // worker threads; 0: one per core
+  bool per_operator = true;        // print the per-operator table
+  bool quiet = false;              // no per-case lines for failures
+};
+
+// Returns the process exit status: 0 when no case fails the gate, 1 when
+// some do, 2 on bad arguments or an unreadable corpus.
+int RunEvalCommand(const EvalCommandOptions& options);
+
+}  // namespace parity

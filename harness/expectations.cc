@@ -1,0 +1,57 @@
+// Reading expectations files.
+#include "harness/expectations.h"
+
+#include <fnmatch.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+namespace parity {
+
+StatusOr<Expectations> Expectations::Load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return NotFound("expectations file '", path, "' cannot be opened");
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidArgument(path, ": not valid JSON: ", e.what());
+  }
+  if (!doc.is_object()) return InvalidArgument(path, ": must hold a JSON object");
+  Expectations out;
+  out.path_ = path;
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    const std::string& key = it.key();
+    if (key == "adapter" || key == "comment") continue;
+    if (key != "unsupported" && key != "xfail") {
+      return InvalidArgument(path, ": unknown key '", key, "' (expected adapter, unsupported, xfail)");
+    }
+    if (!it->is_array()) return InvalidArgument(path, ": '", key, "' must be a list");
+    for (size_t i = 0; i < it->size(); ++i) {
+      const auto& e = (*it)[i];
+      const std::string where = path + ": " + key + "[" + std::to_string(i) + "]";
+      if (!e.is_object() || !e.contains("cases") || !e["cases"].is_string()) {
+        return InvalidArgument(where, " needs a string 'cases'");
+      }
+      if (!e.contains("reason") || !e["reason"].is_string() || e["reason"].get<std::string>().empty()) {
+        return InvalidArgument(where, " ('", e["cases"].get<std::string>(), "') needs a non-empty 'reason'");
+      }
+      ExpectationEntry entry;
+      entry.pattern = e["cases"];
+      entry.reason = e["reason"];
+      entry.unsupported = key == "unsupported";
+      out.entries_.push_back(std::move(entry));
+    }
+  }
+  return out;
+}
+
+const ExpectationEntry* Expectations::Find(const std::string& case_name) const {
+  for (const auto& e : entries_) {
+    if (fnmatch(e.pattern.c_str(), case_name.c_str(), 0) == 0) return &e;
+  }
+  return nullptr;
+}
+
+}  // namespace parity

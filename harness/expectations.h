@@ -1,0 +1,39 @@
+// Expectations files: what an adapter is known not to pass, each entry with
+// a case pattern and a reason (IREE's CTS habit: two kinds of exclusion).
+//   unsupported — permanent: the adapter cannot run these cases;
+//   xfail       — temporary: the case is known to fail; a pass is an XPASS,
+//                 which fails the gate so the stale entry gets removed.
+//
+//   {"adapter": "reference",
+//    "unsupported": [{"cases": "test_col2im*", "reason": "op not implemented: Col2Im"}],
+//    "xfail": [{"cases": "test_foo", "reason": "..."}]}
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "reference/core/status.h"
+
+namespace parity {
+
+struct ExpectationEntry {
+  std::string pattern;  // shell glob on the case name
+  std::string reason;
+  bool unsupported = false;  // else xfail
+  mutable int matched = 0;   // how many cases it matched in this run
+};
+
+class Expectations {
+ public:
+  static StatusOr<Expectations> Load(const std::string& path);
+  // The first entry whose pattern matches the case name, or null.
+  const ExpectationEntry* Find(const std::string& case_name) const;
+  const std::vector<ExpectationEntry>& entries() const { return entries_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::vector<ExpectationEntry> entries_;
+};
+
+}  // namespace parity

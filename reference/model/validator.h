@@ -1,0 +1,30 @@
+// Model validation: the structural rules of the ONNX IR that the evaluator
+// relies on, checked before anything runs. Every problem is a Status whose
+// message names the model and the graph, node, function or value at fault.
+#pragma once
+
+#include <vector>
+
+#include "reference/core/status.h"
+#include "reference/model/loader.h"
+
+namespace parity {
+
+struct ValidationOptions {
+  // A declared or stored tensor over this many bytes is refused up front.
+  // 0: Tensor::AllocationLimit().
+  int64_t max_tensor_bytes = 0;
+  size_t max_problems = 100;  // stop collecting after this many
+};
+
+// Every problem found (empty: valid). Checks: IR version and opset imports
+// (missing, duplicate, a node's domain not imported); value names (duplicate
+// definitions, reads of unknown values, outputs never computed), acyclic
+// graphs, attributes (types that do not match the stored field, duplicates,
+// references outside functions), tensors (negative dimensions, element counts
+// that overflow or exceed the memory limit, data whose size does not match
+// the shape), model-local functions (duplicate ids, call cycles), and all of
+// these inside subgraphs and function bodies.
+std::vector<Status> ValidateModel(const LoadedModel& model, const ValidationOptions& options = {});
+
+}  // namespace parity
