@@ -42,7 +42,9 @@ DataType LatticeType(DataType type) {
   return type;
 }
 
-Status CheckKeys(const json& object, const std::string& path, std::initializer_list<std::string_view> allowed) {
+// `object` must be a JSON object with only `allowed` keys and all `required` ones.
+Status CheckKeys(const json& object, const std::string& path, std::initializer_list<std::string_view> allowed,
+                 std::initializer_list<std::string_view> required = {}) {
   if (!object.is_object()) return InvalidArgument(path, ": expected an object, got ", object.type_name());
   for (const auto& item : object.items()) {
     bool known = false;
@@ -53,10 +55,6 @@ Status CheckKeys(const json& object, const std::string& path, std::initializer_l
       return InvalidArgument(KeyPath(path, item.key()), ": unknown key \"", item.key(), "\" (allowed here: ", list, ")");
     }
   }
-  return Status::Ok();
-}
-
-Status RequireKeys(const json& object, const std::string& path, std::initializer_list<std::string_view> required) {
   for (std::string_view key : required) {
     if (!object.contains(key)) return InvalidArgument(path, ": missing required key \"", key, "\"");
   }
@@ -251,8 +249,7 @@ class TolerancePolicy::Parser {
     for (const auto& item : roundoff.items()) {
       const std::string path = KeyPath("unit_roundoff", item.key());
       PARITY_ASSIGN_OR_RETURN(DataType type, ReadFloatTypeName(json(item.key()), path));
-      PARITY_RETURN_IF_ERROR(CheckKeys(item.value(), path, {"value", "reason"}));
-      PARITY_RETURN_IF_ERROR(RequireKeys(item.value(), path, {"value"}));
+      PARITY_RETURN_IF_ERROR(CheckKeys(item.value(), path, {"value", "reason"}, {"value"}));
       PARITY_ASSIGN_OR_RETURN(std::string reason, ReadReason(item.value(), path));
       PARITY_ASSIGN_OR_RETURN(double u, ReadNonNegative(item.value().at("value"), KeyPath(path, "value")));
       if (u <= 0.0 || u > 1.0) return InvalidArgument(KeyPath(path, "value"), ": must be in (0, 1]");
@@ -268,19 +265,16 @@ class TolerancePolicy::Parser {
     // The NaN and infinity rules are fixed in code; the file must still state
     // them, so that a reader of the data sees every rule that applies.
     const json& special = root.at("special_values");
-    PARITY_RETURN_IF_ERROR(CheckKeys(special, "special_values", {"nan", "inf", "zero"}));
-    PARITY_RETURN_IF_ERROR(RequireKeys(special, "special_values", {"nan", "inf", "zero"}));
+    PARITY_RETURN_IF_ERROR(CheckKeys(special, "special_values", {"nan", "inf", "zero"}, {"nan", "inf", "zero"}));
     for (const char* key : {"nan", "inf", "zero"}) {
       const std::string path = KeyPath("special_values", key);
       const json& rule = special.at(key);
       if (std::string_view(key) == "zero") {
-        PARITY_RETURN_IF_ERROR(CheckKeys(rule, path, {"rule", "reason", "signed_zero"}));
-        PARITY_RETURN_IF_ERROR(RequireKeys(rule, path, {"rule", "signed_zero"}));
+        PARITY_RETURN_IF_ERROR(CheckKeys(rule, path, {"rule", "reason", "signed_zero"}, {"rule", "signed_zero"}));
         if (!rule.at("signed_zero").is_boolean()) return InvalidArgument(path, ".signed_zero: expected true or false");
         policy.signed_zero_default_ = rule.at("signed_zero").get<bool>();
       } else {
-        PARITY_RETURN_IF_ERROR(CheckKeys(rule, path, {"rule", "reason"}));
-        PARITY_RETURN_IF_ERROR(RequireKeys(rule, path, {"rule"}));
+        PARITY_RETURN_IF_ERROR(CheckKeys(rule, path, {"rule", "reason"}, {"rule"}));
       }
       if (!rule.at("rule").is_string()) return InvalidArgument(path, ".rule: expected a string");
       PARITY_ASSIGN_OR_RETURN(std::string reason, ReadReason(rule, path));
@@ -293,8 +287,7 @@ class TolerancePolicy::Parser {
     for (const auto& item : families.items()) {
       const std::string path = KeyPath("families", item.key());
       Family family;
-      PARITY_RETURN_IF_ERROR(CheckKeys(item.value(), path, {"reason", "default", "dtypes"}));
-      PARITY_RETURN_IF_ERROR(RequireKeys(item.value(), path, {"default"}));
+      PARITY_RETURN_IF_ERROR(CheckKeys(item.value(), path, {"reason", "default", "dtypes"}, {"default"}));
       PARITY_ASSIGN_OR_RETURN(family.reason, ReadReason(item.value(), path));
       const std::string default_path = KeyPath(path, "default");
       PARITY_ASSIGN_OR_RETURN(family.defaults, ReadEntry(item.value().at("default"), default_path, false, true));
@@ -312,8 +305,7 @@ class TolerancePolicy::Parser {
     }
 
     const json& default_family = root.at("default_family");
-    PARITY_RETURN_IF_ERROR(CheckKeys(default_family, "default_family", {"family", "reason"}));
-    PARITY_RETURN_IF_ERROR(RequireKeys(default_family, "default_family", {"family"}));
+    PARITY_RETURN_IF_ERROR(CheckKeys(default_family, "default_family", {"family", "reason"}, {"family"}));
     PARITY_ASSIGN_OR_RETURN(std::string default_reason, ReadReason(default_family, "default_family"));
     if (!default_family.at("family").is_string() || !policy.families_.count(default_family.at("family").get<std::string>())) {
       return InvalidArgument("default_family.family: must name one of the families, got ", default_family.at("family").dump());
@@ -337,8 +329,7 @@ class TolerancePolicy::Parser {
       if (!adapters.is_object()) return InvalidArgument("adapters: expected an object");
       for (const auto& item : adapters.items()) {
         const std::string path = KeyPath("adapters", item.key());
-        PARITY_RETURN_IF_ERROR(CheckKeys(item.value(), path, {"reason", "rules"}));
-        PARITY_RETURN_IF_ERROR(RequireKeys(item.value(), path, {"rules"}));
+        PARITY_RETURN_IF_ERROR(CheckKeys(item.value(), path, {"reason", "rules"}, {"rules"}));
         PARITY_ASSIGN_OR_RETURN(std::string reason, ReadReason(item.value(), path));
         PARITY_ASSIGN_OR_RETURN(policy.adapter_rules_[item.key()],
                                 ReadRules(item.value().at("rules"), KeyPath(path, "rules"), policy));

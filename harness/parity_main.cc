@@ -10,12 +10,15 @@
 
 #include "harness/check_command.h"
 #include "harness/eval_command.h"
+#include "reference/model/malformed_models.h"
 
 namespace {
 
 constexpr const char* kUsage = R"(usage:
   parity corpus onnx-node --out DIR [--min-cases N]
       writes ONNX's node tests from the pinned onnx package in the backend-test layout
+  parity corpus malformed --out DIR
+      writes models that break one rule each, which every loader must refuse cleanly
   parity eval PATH... [--out DIR] [--filter GLOB] [--expect FILE] [--jobs N] [--tolerance FILE] [--quiet]
       runs the reference evaluator in process on case folders (or folders of them)
   parity check MODEL...
@@ -42,8 +45,26 @@ std::string PythonExecutable() {
   return "python3";
 }
 
+// `parity corpus malformed --out DIR`: the models a loader must refuse.
+int RunMalformedCorpus(const std::vector<std::string>& args) {
+  std::string out;
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (!(args[i] == "--out" && TakeValue(args, i, &out))) return Usage("corpus: unknown argument '" + args[i] + "'");
+  }
+  if (out.empty()) return Usage("corpus: --out DIR is required");
+  parity::StatusOr<std::vector<parity::MalformedModel>> models = parity::WriteMalformedModels(out);
+  if (!models.ok()) {
+    std::cerr << "parity corpus: " << models.status().ToString() << "\n";
+    return 2;
+  }
+  for (const auto& m : *models) std::cout << m.name << ": " << m.description << "\n";
+  std::cout << "corpus: wrote " << models->size() << " malformed models to " << out << "\n";
+  return 0;
+}
+
 int RunCorpus(const std::vector<std::string>& args) {
-  if (args.empty() || args[0] != "onnx-node") return Usage("corpus: the only corpus is 'onnx-node'");
+  if (!args.empty() && args[0] == "malformed") return RunMalformedCorpus(args);
+  if (args.empty() || args[0] != "onnx-node") return Usage("corpus: choose 'onnx-node' or 'malformed'");
   std::vector<std::string> argv = {PythonExecutable(),
                                    std::string(PARITY_SOURCE_DIR) + "/cases/onnx_node/write_corpus.py"};
   bool has_out = false;

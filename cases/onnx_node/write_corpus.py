@@ -31,9 +31,49 @@ def _serialize_value(value, type_proto, name):
     return numpy_helper.from_array(value, name).SerializeToString()
 
 
-def _write_case(case, case_dir):
+# ONNX's node tests compute expected outputs with numpy, mostly in float32,
+# not in double: they are compared with the tolerance that each TestCase
+# declares (the one ONNX's own backend runner uses), not with ours.
+_TOLERANCE_REASON = ("expected outputs of ONNX's node tests come from numpy, mostly in float32; "
+                     "compared with the rtol/atol that the onnx TestCase declares")
+
+
+def _case_meta(case, operator):
+    expanded = "_expanded" in case.name
+    return {
+        "operator": operator,
+        "source": "onnx-node",
+        "tags": ["onnx-node"] + (["expanded"] if expanded else []),
+        "tolerance": {"rtol": case.rtol, "atol": case.atol, "reason": _TOLERANCE_REASON},
+    }
+
+
+def _operators(cases):
+    """The operator each case is about: the op of a one-node model; for an
+    expanded function body, the op of its unexpanded twin."""
+    single = {}
+    for case in cases:
+        nodes = case.model.graph.node
+        if len(nodes) == 1:
+            single[case.name] = nodes[0].op_type
+    result = {}
+    for case in cases:
+        twin = case.name.split("_expanded")[0]
+        if case.name in single:
+            result[case.name] = single[case.name]
+        elif twin in single:
+            result[case.name] = single[twin]
+        else:
+            nodes = case.model.graph.node
+            result[case.name] = nodes[0].op_type if nodes else ""
+    return result
+
+
+def _write_case(case, case_dir, operator):
     os.makedirs(case_dir)
     graph = case.model.graph
+    with open(os.path.join(case_dir, "case.json"), "w") as f:
+        json.dump(_case_meta(case, operator), f, indent=1, sort_keys=True)
     with open(os.path.join(case_dir, "model.onnx"), "wb") as f:
         f.write(case.model.SerializeToString())
     for set_index, (inputs, outputs) in enumerate(case.data_sets):
@@ -76,12 +116,13 @@ def main(argv=None) -> int:
     staging = tempfile.mkdtemp(prefix=".corpus-", dir=parent)
     written = 0
     failures = []
+    operators = _operators(cases)
     try:
         for case in cases:
             if args.filter and args.filter not in case.name:
                 continue
             try:
-                _write_case(case, os.path.join(staging, case.name))
+                _write_case(case, os.path.join(staging, case.name), operators[case.name])
                 written += 1
             except Exception as error:  # one bad case must not lose the rest
                 failures.append((case.name, f"{type(error).__name__}: {error}"))

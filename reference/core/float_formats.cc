@@ -41,6 +41,8 @@ struct FormatSpec {
 
 // Biases and limits: docs/docsgen/source/technical/float8.md and float4.md in
 // onnx, the OCP MX v1.0 spec for float6, and ml_dtypes' finfo (all agree).
+// Fields: exponent_bits, mantissa_bits, bias, max_finite, nan, has_inf,
+// honours_saturate, always_saturates.
 constexpr FormatSpec kFloat16{5, 10, 15, 0x7BFF, NanStyle::kIeeePayload, true, false, false};
 constexpr FormatSpec kBfloat16{8, 7, 127, 0x7F7F, NanStyle::kIeeeCanonical, true, false, false};
 constexpr FormatSpec kE4M3FN{4, 3, 7, 0x7E, NanStyle::kAllOnes, false, true, false};

@@ -3,6 +3,7 @@
 // and safely resolved external data.
 #include "reference/model/tensor_io.h"
 
+#include <cerrno>
 #include <complex>
 #include <cstring>
 #include <filesystem>
@@ -151,8 +152,16 @@ Status FillFromTypedFields(Tensor& t, const onnx::TensorProto& proto) {
   return Status::Ok();
 }
 
-StatusOr<std::string> ReadExternalData(const onnx::TensorProto& proto, const ExternalDataPolicy& policy,
-                                       int64_t expected_bytes) {
+struct ExternalRange {
+  std::string path;
+  int64_t offset = 0;
+  int64_t length = 0;
+};
+
+// Where a tensor's external data lies, checked: location inside the model's
+// folder, offset and length numbers, the range inside the file.
+StatusOr<ExternalRange> LocateExternalData(const onnx::TensorProto& proto, const ExternalDataPolicy& policy,
+                                           int64_t expected_bytes) {
   std::string location;
   int64_t offset = 0;
   int64_t length = -1;
@@ -175,9 +184,10 @@ StatusOr<std::string> ReadExternalData(const onnx::TensorProto& proto, const Ext
     return InvalidModel("tensor '", proto.name(), "': external data '", location,
                         "' but the model was not loaded from a folder");
   }
-  PARITY_ASSIGN_OR_RETURN(std::string path, ResolveExternalDataPath(policy.base_dir, location));
+  StatusOr<std::string> path = ResolveExternalDataPath(policy.base_dir, location);
+  if (!path.ok()) return path.status().WithContext("tensor '" + proto.name() + "'");
   std::error_code ec;
-  const auto file_size = static_cast<int64_t>(fs::file_size(path, ec));
+  const auto file_size = static_cast<int64_t>(fs::file_size(*path, ec));
   if (ec) return IoError("tensor '", proto.name(), "': cannot stat external data '", location, "': ", ec.message());
   if (length < 0) length = expected_bytes;
   if (length != expected_bytes) {
@@ -188,12 +198,18 @@ StatusOr<std::string> ReadExternalData(const onnx::TensorProto& proto, const Ext
     return InvalidModel("tensor '", proto.name(), "': external data range [", offset, ", ", offset + length,
                         ") lies beyond the end of '", location, "' (", file_size, " bytes)");
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError("tensor '", proto.name(), "': cannot open external data '", location, "'");
-  std::string bytes(static_cast<size_t>(length), '\0');
-  in.seekg(offset);
-  in.read(bytes.data(), length);
-  if (in.gcount() != length) return IoError("tensor '", proto.name(), "': short read from '", location, "'");
+  return ExternalRange{*path, offset, length};
+}
+
+StatusOr<std::string> ReadExternalData(const onnx::TensorProto& proto, const ExternalDataPolicy& policy,
+                                       int64_t expected_bytes) {
+  PARITY_ASSIGN_OR_RETURN(ExternalRange range, LocateExternalData(proto, policy, expected_bytes));
+  std::ifstream in(range.path, std::ios::binary);
+  if (!in) return IoError("tensor '", proto.name(), "': cannot open external data '", range.path, "'");
+  std::string bytes(static_cast<size_t>(range.length), '\0');
+  in.seekg(range.offset);
+  in.read(bytes.data(), range.length);
+  if (in.gcount() != range.length) return IoError("tensor '", proto.name(), "': short read from '", range.path, "'");
   return bytes;
 }
 
@@ -225,6 +241,14 @@ StatusOr<std::string> ResolveExternalDataPath(const std::string& base_dir, const
     return InvalidModel("external data location '", location, "' is not a regular file");
   }
   return resolved.string();
+}
+
+Status CheckExternalData(const onnx::TensorProto& proto, const ExternalDataPolicy& policy) {
+  if (!IsKnownDataType(proto.data_type())) return InvalidModel("tensor '", proto.name(), "' has unknown data_type");
+  PARITY_ASSIGN_OR_RETURN(int64_t count, ElementCount(Shape(proto.dims().begin(), proto.dims().end())));
+  const int64_t want = (count * PackedBits(static_cast<DataType>(proto.data_type())) + 7) / 8;
+  StatusOr<ExternalRange> range = LocateExternalData(proto, policy, want);
+  return range.status();
 }
 
 StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, const ExternalDataPolicy& policy) {

@@ -22,6 +22,9 @@ struct ExternalDataPolicy {
 // by ResolveExternalDataPath under policy.base_dir, with offset and length
 // checked against the file.
 StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, const ExternalDataPolicy& policy = {});
+// Checks, without reading it, that a tensor's external data is inside
+// policy.base_dir and that its range lies inside the file.
+Status CheckExternalData(const onnx::TensorProto& proto, const ExternalDataPolicy& policy);
 // Writes a tensor into `proto` with raw_data (strings in string_data).
 void TensorToProto(const Tensor& tensor, onnx::TensorProto* proto);
 

@@ -1,15 +1,19 @@
-// Tokens, number conversions and syntax-error messages of the ONNX textual
-// syntax; see text_lexer.h.
+// Tokens, vocabulary, number conversions and syntax-error messages of the
+// ONNX textual syntax; see text_lexer.h.
 #include "reference/model/text_lexer.h"
 
 #include <locale.h>  // newlocale, strtof_l: parsing that ignores the process locale
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <system_error>
+
+#include "onnx/onnx-ml.pb.h"
 
 namespace parity::text_syntax {
 namespace {
@@ -278,5 +282,107 @@ bool SpellingToUint64(std::string_view spelling, uint64_t* value) {
 
 bool SpellingToFloat(std::string_view spelling, float* value) { return SpellingToFloating(spelling, value); }
 bool SpellingToDouble(std::string_view spelling, double* value) { return SpellingToFloating(spelling, value); }
+
+namespace {
+
+constexpr int64_t kInt32Min = std::numeric_limits<int32_t>::min();
+constexpr uint64_t kInt32Max = std::numeric_limits<int32_t>::max();
+constexpr std::string_view kBits16 = "values are 16-bit patterns, integers from 0 to 65535";
+constexpr std::string_view kBits8 = "values are 8-bit patterns, integers from 0 to 255";
+constexpr std::string_view kBits6 = "values are 6-bit patterns, integers from 0 to 63";
+constexpr std::string_view kPacked = "values are bytes that each pack several elements, integers from 0 to 255";
+
+// Names and numbers as in onnx's PrimitiveTypeNameMap and TensorProto.DataType.
+constexpr std::array<ElementType, 28> kElementTypes = {{
+    {"float", onnx::TensorProto::FLOAT, DataField::kFloat},
+    {"uint8", onnx::TensorProto::UINT8, DataField::kInt32, 0, 255},
+    {"int8", onnx::TensorProto::INT8, DataField::kInt32, -128, 127},
+    {"uint16", onnx::TensorProto::UINT16, DataField::kInt32, 0, 65535},
+    {"int16", onnx::TensorProto::INT16, DataField::kInt32, -32768, 32767},
+    {"int32", onnx::TensorProto::INT32, DataField::kInt32, kInt32Min, kInt32Max},
+    {"int64", onnx::TensorProto::INT64, DataField::kInt64},
+    {"string", onnx::TensorProto::STRING, DataField::kString},
+    {"bool", onnx::TensorProto::BOOL, DataField::kInt32, 0, 1},
+    {"float16", onnx::TensorProto::FLOAT16, DataField::kInt32, 0, 65535, 1, 1, kBits16},
+    {"double", onnx::TensorProto::DOUBLE, DataField::kDouble},
+    {"uint32", onnx::TensorProto::UINT32, DataField::kUint64, 0, std::numeric_limits<uint32_t>::max()},
+    {"uint64", onnx::TensorProto::UINT64, DataField::kUint64, 0, std::numeric_limits<uint64_t>::max()},
+    {"complex64", onnx::TensorProto::COMPLEX64, DataField::kFloat, 0, 0, 2},
+    {"complex128", onnx::TensorProto::COMPLEX128, DataField::kDouble, 0, 0, 2},
+    {"bfloat16", onnx::TensorProto::BFLOAT16, DataField::kInt32, 0, 65535, 1, 1, kBits16},
+    {"float8e4m3fn", onnx::TensorProto::FLOAT8E4M3FN, DataField::kInt32, 0, 255, 1, 1, kBits8},
+    {"float8e4m3fnuz", onnx::TensorProto::FLOAT8E4M3FNUZ, DataField::kInt32, 0, 255, 1, 1, kBits8},
+    {"float8e5m2", onnx::TensorProto::FLOAT8E5M2, DataField::kInt32, 0, 255, 1, 1, kBits8},
+    {"float8e5m2fnuz", onnx::TensorProto::FLOAT8E5M2FNUZ, DataField::kInt32, 0, 255, 1, 1, kBits8},
+    {"float8e8m0", onnx::TensorProto::FLOAT8E8M0, DataField::kInt32, 0, 255, 1, 1, kBits8},
+    {"uint4", onnx::TensorProto::UINT4, DataField::kInt32, 0, 255, 1, 2, kPacked},
+    {"int4", onnx::TensorProto::INT4, DataField::kInt32, 0, 255, 1, 2, kPacked},
+    {"float4e2m1", onnx::TensorProto::FLOAT4E2M1, DataField::kInt32, 0, 255, 1, 2, kPacked},
+    {"uint2", onnx::TensorProto::UINT2, DataField::kInt32, 0, 255, 1, 4, kPacked},
+    {"int2", onnx::TensorProto::INT2, DataField::kInt32, 0, 255, 1, 4, kPacked},
+    {"float6e2m3", onnx::TensorProto::FLOAT6E2M3, DataField::kInt32, 0, 63, 1, 1, kBits6},
+    {"float6e3m2", onnx::TensorProto::FLOAT6E3M2, DataField::kInt32, 0, 63, 1, 1, kBits6},
+}};
+
+}  // namespace
+
+const ElementType* FindElementType(std::string_view name) {
+  for (const ElementType& type : kElementTypes) {
+    if (type.name == name) return &type;
+  }
+  return nullptr;
+}
+
+const ElementType* FindElementType(int32_t data_type) {
+  for (const ElementType& type : kElementTypes) {
+    if (type.data_type == data_type) return &type;
+  }
+  return nullptr;
+}
+
+bool IsTypeKeyword(std::string_view name) {
+  return name == "seq" || name == "map" || name == "optional" || name == "sparse_tensor" || name == "opaque";
+}
+
+namespace {
+
+struct AttributeTypeEntry {
+  std::string_view name;
+  int32_t type;
+};
+
+// The names of onnx's AttributeTypeNameMap, used in "name: type = value".
+constexpr std::array<AttributeTypeEntry, 14> kAttributeTypes = {{
+    {"float", onnx::AttributeProto::FLOAT},
+    {"int", onnx::AttributeProto::INT},
+    {"string", onnx::AttributeProto::STRING},
+    {"tensor", onnx::AttributeProto::TENSOR},
+    {"graph", onnx::AttributeProto::GRAPH},
+    {"sparse_tensor", onnx::AttributeProto::SPARSE_TENSOR},
+    {"type_proto", onnx::AttributeProto::TYPE_PROTO},
+    {"floats", onnx::AttributeProto::FLOATS},
+    {"ints", onnx::AttributeProto::INTS},
+    {"strings", onnx::AttributeProto::STRINGS},
+    {"tensors", onnx::AttributeProto::TENSORS},
+    {"graphs", onnx::AttributeProto::GRAPHS},
+    {"sparse_tensors", onnx::AttributeProto::SPARSE_TENSORS},
+    {"type_protos", onnx::AttributeProto::TYPE_PROTOS},
+}};
+
+}  // namespace
+
+int32_t FindAttributeType(std::string_view name) {
+  for (const AttributeTypeEntry& entry : kAttributeTypes) {
+    if (entry.name == name) return entry.type;
+  }
+  return onnx::AttributeProto::UNDEFINED;
+}
+
+std::string_view AttributeTypeName(int32_t type) {
+  for (const AttributeTypeEntry& entry : kAttributeTypes) {
+    if (entry.type == type) return entry.name;
+  }
+  return "undefined";
+}
 
 }  // namespace parity::text_syntax

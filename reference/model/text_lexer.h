@@ -1,6 +1,7 @@
-// Tokens of the ONNX textual syntax (onnx/onnx docs/Syntax.md, as implemented
-// by onnx/defs/parser.cc), the conversion of number spellings to values, and
-// the one place that formats a syntax error with its line and column.
+// Tokens and vocabulary of the ONNX textual syntax (onnx/onnx docs/Syntax.md,
+// as implemented by onnx/defs/parser.cc): the lexer, the conversion of number
+// spellings to values, the names of element and attribute types, and the one
+// place that formats a syntax error with its line and column.
 //
 // The lexer is lazy: it scans one token ahead, so that the first error a
 // reader sees is the first one in the text, whether it is a bad character or
@@ -85,5 +86,42 @@ bool SpellingToInt64(std::string_view spelling, int64_t* value);
 bool SpellingToUint64(std::string_view spelling, uint64_t* value);
 bool SpellingToFloat(std::string_view spelling, float* value);
 bool SpellingToDouble(std::string_view spelling, double* value);
+
+// --- Vocabulary: the names the syntax gives element types and attribute types.
+
+// Which repeated field of TensorProto holds a tensor's values in the text.
+enum class DataField : uint8_t { kInt32, kInt64, kUint64, kFloat, kDouble, kString };
+
+// One element type as the text names it. For integer fields, [min, max] is
+// the range of one entry; entries_per_element is 2 for complex types (real,
+// imaginary); elements_per_entry is 2 or 4 for the packed 4-bit and 2-bit
+// types, whose int32_data entries are bytes holding several elements
+// (onnx.proto, TensorProto.int32_data).
+struct ElementType {
+  std::string_view name;
+  int32_t data_type;  // a TensorProto.DataType value
+  DataField field;
+  int64_t min = 0;
+  uint64_t max = 0;
+  int entries_per_element = 1;
+  int elements_per_entry = 1;
+  // How the values are written, for types where that surprises: onnx's text
+  // has no float literals for these, only their bit patterns.
+  std::string_view how_written = {};
+};
+
+// By the names of onnx's PrimitiveTypeNameMap ("float", "float16", "int4"...)
+// or by TensorProto.DataType value; nullptr when there is none.
+const ElementType* FindElementType(std::string_view name);
+const ElementType* FindElementType(int32_t data_type);
+// seq, map, optional, sparse_tensor, opaque: the words that start a type
+// other than a tensor type.
+bool IsTypeKeyword(std::string_view name);
+// An AttributeProto.AttributeType value by its name in "name: type = value"
+// (onnx's AttributeTypeNameMap: int, floats, type_proto...); 0 (UNDEFINED)
+// when the name is none of them.
+int32_t FindAttributeType(std::string_view name);
+// The name of an AttributeProto.AttributeType value; "undefined" for others.
+std::string_view AttributeTypeName(int32_t type);
 
 }  // namespace parity::text_syntax

@@ -2,14 +2,13 @@
 // Each method reads one construct of docs/Syntax.md's grammar and names it.
 #include "reference/model/text_syntax.h"
 
-#include <array>
 #include <cstdint>
 #include <exception>
-#include <limits>
 #include <new>
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "reference/model/text_lexer.h"
 
@@ -17,117 +16,15 @@ namespace parity {
 namespace {
 
 using google::protobuf::RepeatedPtrField;
+using text_syntax::DataField;
+using text_syntax::ElementType;
+using text_syntax::FindElementType;
+using text_syntax::IsTypeKeyword;
 using text_syntax::Token;
 using text_syntax::TokenKind;
 using AttributeType = onnx::AttributeProto::AttributeType;
 
-// Which repeated field of TensorProto holds a tensor's values in the text.
-enum class DataField : uint8_t { kInt32, kInt64, kUint64, kFloat, kDouble, kString };
-
-// One element type as the text names it. For integer fields, [min, max] is
-// the range of one entry; entries_per_element is 2 for complex types (real,
-// imaginary); elements_per_entry is 2 or 4 for the packed 4-bit and 2-bit
-// types, whose int32_data entries are bytes holding several elements
-// (onnx.proto, TensorProto.int32_data).
-struct ElementType {
-  std::string_view name;
-  int32_t data_type;
-  DataField field;
-  int64_t min = 0;
-  uint64_t max = 0;
-  int entries_per_element = 1;
-  int elements_per_entry = 1;
-  // How the values are written, for types where that surprises: onnx's text
-  // has no float literals for these, only their bit patterns.
-  std::string_view how_written = {};
-};
-
-constexpr int64_t kInt32Min = std::numeric_limits<int32_t>::min();
-constexpr uint64_t kInt32Max = std::numeric_limits<int32_t>::max();
-constexpr std::string_view kBits16 = "values are 16-bit patterns, integers from 0 to 65535";
-constexpr std::string_view kBits8 = "values are 8-bit patterns, integers from 0 to 255";
-constexpr std::string_view kBits6 = "values are 6-bit patterns, integers from 0 to 63";
-constexpr std::string_view kPacked = "values are bytes that each pack several elements, integers from 0 to 255";
-
-// Names and numbers as in onnx's PrimitiveTypeNameMap and TensorProto.DataType.
-constexpr std::array<ElementType, 28> kElementTypes = {{
-    {"float", onnx::TensorProto::FLOAT, DataField::kFloat},
-    {"uint8", onnx::TensorProto::UINT8, DataField::kInt32, 0, 255},
-    {"int8", onnx::TensorProto::INT8, DataField::kInt32, -128, 127},
-    {"uint16", onnx::TensorProto::UINT16, DataField::kInt32, 0, 65535},
-    {"int16", onnx::TensorProto::INT16, DataField::kInt32, -32768, 32767},
-    {"int32", onnx::TensorProto::INT32, DataField::kInt32, kInt32Min, kInt32Max},
-    {"int64", onnx::TensorProto::INT64, DataField::kInt64},
-    {"string", onnx::TensorProto::STRING, DataField::kString},
-    {"bool", onnx::TensorProto::BOOL, DataField::kInt32, 0, 1},
-    {"float16", onnx::TensorProto::FLOAT16, DataField::kInt32, 0, 65535, 1, 1, kBits16},
-    {"double", onnx::TensorProto::DOUBLE, DataField::kDouble},
-    {"uint32", onnx::TensorProto::UINT32, DataField::kUint64, 0, std::numeric_limits<uint32_t>::max()},
-    {"uint64", onnx::TensorProto::UINT64, DataField::kUint64, 0, std::numeric_limits<uint64_t>::max()},
-    {"complex64", onnx::TensorProto::COMPLEX64, DataField::kFloat, 0, 0, 2},
-    {"complex128", onnx::TensorProto::COMPLEX128, DataField::kDouble, 0, 0, 2},
-    {"bfloat16", onnx::TensorProto::BFLOAT16, DataField::kInt32, 0, 65535, 1, 1, kBits16},
-    {"float8e4m3fn", onnx::TensorProto::FLOAT8E4M3FN, DataField::kInt32, 0, 255, 1, 1, kBits8},
-    {"float8e4m3fnuz", onnx::TensorProto::FLOAT8E4M3FNUZ, DataField::kInt32, 0, 255, 1, 1, kBits8},
-    {"float8e5m2", onnx::TensorProto::FLOAT8E5M2, DataField::kInt32, 0, 255, 1, 1, kBits8},
-    {"float8e5m2fnuz", onnx::TensorProto::FLOAT8E5M2FNUZ, DataField::kInt32, 0, 255, 1, 1, kBits8},
-    {"float8e8m0", onnx::TensorProto::FLOAT8E8M0, DataField::kInt32, 0, 255, 1, 1, kBits8},
-    {"uint4", onnx::TensorProto::UINT4, DataField::kInt32, 0, 255, 1, 2, kPacked},
-    {"int4", onnx::TensorProto::INT4, DataField::kInt32, 0, 255, 1, 2, kPacked},
-    {"float4e2m1", onnx::TensorProto::FLOAT4E2M1, DataField::kInt32, 0, 255, 1, 2, kPacked},
-    {"uint2", onnx::TensorProto::UINT2, DataField::kInt32, 0, 255, 1, 4, kPacked},
-    {"int2", onnx::TensorProto::INT2, DataField::kInt32, 0, 255, 1, 4, kPacked},
-    {"float6e2m3", onnx::TensorProto::FLOAT6E2M3, DataField::kInt32, 0, 63, 1, 1, kBits6},
-    {"float6e3m2", onnx::TensorProto::FLOAT6E3M2, DataField::kInt32, 0, 63, 1, 1, kBits6},
-}};
-
-const ElementType* FindElementType(std::string_view name) {
-  for (const ElementType& type : kElementTypes) {
-    if (type.name == name) return &type;
-  }
-  return nullptr;
-}
-
-const ElementType* FindElementType(int32_t data_type) {
-  for (const ElementType& type : kElementTypes) {
-    if (type.data_type == data_type) return &type;
-  }
-  return nullptr;
-}
-
-bool IsTypeKeyword(std::string_view name) {
-  return name == "seq" || name == "map" || name == "optional" || name == "sparse_tensor" || name == "opaque";
-}
-
-struct AttributeTypeName {
-  std::string_view name;
-  AttributeType type;
-};
-
-// The names of onnx's AttributeTypeNameMap, used in "name: type = value".
-constexpr std::array<AttributeTypeName, 14> kAttributeTypes = {{
-    {"float", onnx::AttributeProto::FLOAT},
-    {"int", onnx::AttributeProto::INT},
-    {"string", onnx::AttributeProto::STRING},
-    {"tensor", onnx::AttributeProto::TENSOR},
-    {"graph", onnx::AttributeProto::GRAPH},
-    {"sparse_tensor", onnx::AttributeProto::SPARSE_TENSOR},
-    {"type_proto", onnx::AttributeProto::TYPE_PROTO},
-    {"floats", onnx::AttributeProto::FLOATS},
-    {"ints", onnx::AttributeProto::INTS},
-    {"strings", onnx::AttributeProto::STRINGS},
-    {"tensors", onnx::AttributeProto::TENSORS},
-    {"graphs", onnx::AttributeProto::GRAPHS},
-    {"sparse_tensors", onnx::AttributeProto::SPARSE_TENSORS},
-    {"type_protos", onnx::AttributeProto::TYPE_PROTOS},
-}};
-
-std::string_view AttributeTypeText(AttributeType type) {
-  for (const AttributeTypeName& entry : kAttributeTypes) {
-    if (entry.type == type) return entry.name;
-  }
-  return "undefined";
-}
+std::string_view AttributeTypeText(AttributeType type) { return text_syntax::AttributeTypeName(type); }
 
 bool IsSingletonType(AttributeType type) {
   switch (type) {
@@ -450,8 +347,8 @@ Status TextParser::TensorValue(onnx::TensorProto* tensor, const onnx::TypeProto&
     std::string unit = element->elements_per_entry > 1 ? " packed bytes"
                        : element->entries_per_element > 1 ? " numbers (real and imaginary parts)"
                                                           : " values";
-    return ErrorAt(open, StrCat("this ", element->name, " tensor of ", elements, " elements needs ", expected, unit,
-                                ", found ", given));
+    return ErrorAt(open, StrCat("this ", element->name, " tensor of ", elements, elements == 1 ? " element" : " elements",
+                                " needs ", expected, unit, ", found ", given));
   }
   return Status::Ok();
 }
@@ -567,12 +464,9 @@ Status TextParser::Attribute(onnx::AttributeProto* attribute, const std::string&
     Token type_at = Peek();
     std::string type_name;
     PARITY_RETURN_IF_ERROR(Identifier(&type_name, kAttributeTypeExpectation));
-    const AttributeTypeName* found = nullptr;
-    for (const AttributeTypeName& entry : kAttributeTypes) {
-      if (entry.name == type_name) found = &entry;
-    }
-    if (found == nullptr) return ExpectedAt(type_at, kAttributeTypeExpectation);
-    attribute->set_type(found->type);
+    int32_t type = text_syntax::FindAttributeType(type_name);
+    if (type == onnx::AttributeProto::UNDEFINED) return ExpectedAt(type_at, kAttributeTypeExpectation);
+    attribute->set_type(static_cast<AttributeType>(type));
   }
   PARITY_RETURN_IF_ERROR(Expect('=', StrCat("and a value after attribute '", name, "'")));
   if (PeekIs('[')) return AttributeValueList(attribute);

@@ -9,6 +9,7 @@
 #include "reference/core/tensor.h"
 #include "reference/eval/evaluator.h"
 #include "reference/eval/registry.h"
+#include "reference/model/tensor_io.h"
 
 namespace parity {
 namespace {
@@ -126,6 +127,11 @@ class Validator {
     CheckSize(static_cast<DataType>(t.data_type()), dims, w);
     if (problems_.size() != before) return;
     const auto dtype = static_cast<DataType>(t.data_type());
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+      Status external = CheckExternalData(t, ExternalDataPolicy{model_.base_dir});
+      if (!external.ok()) Problem(w, ": ", external.message());
+      return;
+    }
     if (t.has_raw_data() && dtype != DataType::kString) {
       const int64_t count = *ElementCount(dims);
       const int64_t want = (count * PackedBits(dtype) + 7) / 8;
@@ -188,7 +194,7 @@ class Validator {
     // A value stored in a field of another type is a mismatch too.
     const bool list = a.floats_size() || a.ints_size() || a.strings_size() || a.tensors_size() || a.graphs_size() ||
                       a.sparse_tensors_size() || a.type_protos_size();
-    const bool scalar_type = a.type() <= A::SPARSE_TENSOR || a.type() == A::TYPE_PROTO;
+    const bool scalar_type = a.type() <= A::GRAPH || a.type() == A::SPARSE_TENSOR || a.type() == A::TYPE_PROTO;
     if (scalar_type && list) Problem(where, " is declared ", A::AttributeType_Name(a.type()), " but holds a list");
     if (!scalar_type && (a.has_f() || a.has_i() || a.has_s() || a.has_t() || a.has_g())) {
       Problem(where, " is declared ", A::AttributeType_Name(a.type()), " but holds a single value");

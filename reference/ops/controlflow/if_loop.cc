@@ -37,6 +37,16 @@ StatusOr<bool> ReadCondition(const KernelContext& ctx, const Value& value, const
   return value.tensor().GetDouble(0) != 0.0;
 }
 
+// A loop-carried value bound to a body input declared optional is wrapped
+// in an optional when it is not one already: a body may declare
+// optional(seq) for a value whose first iteration passes an optional and
+// whose later iterations pass the body's own seq output (ONNX's
+// test_loop16_seq_none does so; its Python reference does not check types).
+Value BindToDeclared(const Value& value, const onnx::TypeProto& declared) {
+  if (declared.has_optional_type() && !value.is_optional()) return Value::SomeOptional(value);
+  return value;
+}
+
 StatusOr<Tensor> ScalarTensor(const KernelContext& ctx, DataType dtype, int64_t value) {
   PARITY_ASSIGN_OR_RETURN(Tensor t, Allocate(ctx, dtype, {}));
   t.SetInt64(0, value);
@@ -111,7 +121,9 @@ StatusOr<std::vector<Value>> Loop(const KernelContext& ctx) {
     PARITY_ASSIGN_OR_RETURN(Tensor cond_in, ScalarTensor(ctx, DataType::kBool, cond ? 1 : 0));
     body_inputs.push_back(Value::FromTensor(iter_num));
     body_inputs.push_back(Value::FromTensor(cond_in));
-    body_inputs.insert(body_inputs.end(), carried.begin(), carried.end());
+    for (size_t i = 0; i < carried_count; ++i) {
+      body_inputs.push_back(BindToDeclared(carried[i], body->input(static_cast<int>(2 + i)).type()));
+    }
     StatusOr<std::vector<Value>> outputs = ctx.RunSubgraph(*body, body_inputs);
     if (!outputs.ok()) {
       return outputs.status().WithContext(ctx.NodeLabel() + ": body, iteration " + std::to_string(iteration));

@@ -127,6 +127,8 @@ decltype(auto) VisitArithmetic(DataType dtype, Fn&& fn) {
   return fn(int64_t{});
 }
 
+// Element i of `t` as T (exact: every float format fits in double, every
+// integer in int64_t or uint64_t).
 template <typename T>
 T Load(const Tensor& t, int64_t i) {
   if constexpr (std::is_same_v<T, double>) {
@@ -139,6 +141,8 @@ T Load(const Tensor& t, int64_t i) {
   }
 }
 
+// Writes element i of `t`: a double is rounded once to t's type, an integer
+// wrapped to its width, a bool stored as 0 or 1.
 template <typename T>
 void Store(Tensor& t, int64_t i, T value) {
   if constexpr (std::is_same_v<T, bool>) {

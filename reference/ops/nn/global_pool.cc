@@ -57,9 +57,13 @@ KernelResult GlobalAveragePool(const KernelContext& ctx) { return GlobalPool(ctx
 KernelResult GlobalMaxPool(const KernelContext& ctx) { return GlobalPool(ctx, GlobalKind::kMax); }
 KernelResult GlobalLpPool(const KernelContext& ctx) { return GlobalPool(ctx, GlobalKind::kLp); }
 
-// Y has output_shape when given, else (in - 1) * stride - pad_begin - pad_end
-// + kernel per spatial axis; Y is zero except Y.flat[I[i]] = X[i]. An index
-// outside Y is an error. When two indices coincide the later element wins.
+// The indices address the flat layout of the inferred shape,
+// (in - 1) * stride - pad_begin - pad_end + kernel per spatial axis; Y is zero
+// except at those positions, which take X's values. With the output_shape
+// input, Y has that shape and each position keeps its coordinates in it
+// (the inferred block sits at the origin), as ONNX's node tests
+// (test_maxunpool_export_with_output_shape) and reference expect; a position
+// that does not fit is an error. When two indices coincide the later wins.
 KernelResult MaxUnpool(const KernelContext& ctx) {
   PARITY_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
   PARITY_ASSIGN_OR_RETURN(const Tensor* indices, ctx.RequireTensor(1));
@@ -78,21 +82,33 @@ KernelResult MaxUnpool(const KernelContext& ctx) {
     if (strides[i] <= 0) return ctx.Error("strides must be positive");
     shape.push_back((x->dim(static_cast<int64_t>(i) + 2) - 1) * strides[i] - pads[i] - pads[n + i] + kernel[i]);
   }
+  Shape out_shape = shape;
   if (ctx.has_input(2)) {
     PARITY_ASSIGN_OR_RETURN(const Tensor* output_shape, ctx.RequireTensor(2));
-    std::vector<int64_t> requested = output_shape->ToInt64s();
-    if (requested.size() != shape.size()) {
-      return ctx.Error("output_shape ", ShapeToString(requested), " must have rank ", shape.size());
+    out_shape = output_shape->ToInt64s();
+    if (out_shape.size() != shape.size()) {
+      return ctx.Error("output_shape ", ShapeToString(out_shape), " must have rank ", shape.size());
     }
-    shape = requested;
   }
-  PARITY_ASSIGN_OR_RETURN(Tensor y, Allocate(ctx, x->dtype(), shape));
+  PARITY_ASSIGN_OR_RETURN(int64_t inferred_count, ElementCount(shape));
+  PARITY_ASSIGN_OR_RETURN(Tensor y, Allocate(ctx, x->dtype(), out_shape));
+  const std::vector<int64_t> out_strides = Strides(out_shape);
   for (int64_t i = 0; i < x->size(); ++i) {
     const int64_t target = indices->GetInt64(i);
-    if (target < 0 || target >= y.size()) {
-      return ctx.Error("index ", target, " at position ", i, " is outside the output of shape ", ShapeToString(shape));
+    if (target < 0 || target >= inferred_count) {
+      return ctx.Error("index ", target, " at position ", i, " is outside the unpooled shape ", ShapeToString(shape));
     }
-    y.SetDouble(target, x->GetDouble(i));
+    int64_t rest = target;
+    int64_t offset = 0;
+    for (size_t a = shape.size(); a-- > 0;) {
+      const int64_t coordinate = rest % shape[a];
+      rest /= shape[a];
+      if (coordinate >= out_shape[a]) {
+        return ctx.Error("index ", target, " at position ", i, " does not fit output_shape ", ShapeToString(out_shape));
+      }
+      offset += coordinate * out_strides[a];
+    }
+    y.SetDouble(offset, x->GetDouble(i));
   }
   return Single(std::move(y));
 }

@@ -63,6 +63,11 @@ void RegisterTensorOps(OpRegistry& registry) {
   RegisterAt(registry, "Unique", {11}, UniqueKernel);
   RegisterAt(registry, "TopK", {1, 10, 11}, TopKKernel);              // 10: K input, 11: largest, sorted
   RegisterAt(registry, "CenterCropPad", {18}, CenterCropPadKernel);
+  // Resize 11: roi, sizes, coordinate modes, cubic; 13: optional roi/scales;
+  // 18: axes, antialias, keep_aspect_ratio_policy; 19: half_pixel_symmetric.
+  RegisterAt(registry, "Resize", {10, 11, 13, 18, 19}, ResizeKernel);
+  RegisterAt(registry, "Upsample", {1, 7, 9}, UpsampleKernel);  // 7: scales attribute, 9: scales input
+  registry.Register("Upsample", 10, Deprecated("Resize"));
 }
 
 }  // namespace parity::ops

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Configures and builds ONNX Parity into a folder (default: build/).
+#   ci/build.sh [BUILD_DIR] [extra cmake arguments...]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-"$root/build"}
+shift || true
+jobs=${PARITY_JOBS:-$(nproc)}
+cmake -S "$root" -B "$build" -G Ninja -DPARITY_WERROR=ON "$@" > "$build.cmake.log" 2>&1 || {
+  cat "$build.cmake.log"
+  exit 1
+}
+ninja -C "$build" -j "$jobs"
