@@ -103,14 +103,14 @@ StatusOr<MistrustRule> ReadMistrust(const json& value, const std::string& path, 
     return rule;
   }
   if (with_reason) {
-    PARITY_RETURN_IF_ERROR(CheckKeys(value, path, {"min_elements", "zero_fraction", "reason"}));
-    PARITY_ASSIGN_OR_RETURN(std::string reason, ReadReason(value, path));
-    (void)reason;
+    PARITY_RETURN_IF_ERROR(
+        CheckKeys(value, path, {"min_elements", "zero_fraction", "reason"}, {"min_elements", "zero_fraction"}));
+    PARITY_RETURN_IF_ERROR(ReadReason(value, path).status());
   } else {
     if (!value.is_object()) return InvalidArgument(path, ": expected false or {min_elements, zero_fraction}");
-    PARITY_RETURN_IF_ERROR(CheckKeys(value, path, {"min_elements", "zero_fraction"}));
+    PARITY_RETURN_IF_ERROR(
+        CheckKeys(value, path, {"min_elements", "zero_fraction"}, {"min_elements", "zero_fraction"}));
   }
-  PARITY_RETURN_IF_ERROR(RequireKeys(value, path, {"min_elements", "zero_fraction"}));
   PARITY_ASSIGN_OR_RETURN(rule.min_elements, ReadCount(value.at("min_elements"), KeyPath(path, "min_elements")));
   PARITY_ASSIGN_OR_RETURN(rule.zero_fraction, ReadNonNegative(value.at("zero_fraction"), KeyPath(path, "zero_fraction")));
   if (rule.zero_fraction > 1.0) return InvalidArgument(KeyPath(path, "zero_fraction"), ": must be at most 1");
@@ -198,7 +198,7 @@ class TolerancePolicy::Parser {
       const std::string rule_path = path + "[" + std::to_string(i) + "]";
       Rule rule;
       PARITY_ASSIGN_OR_RETURN(rule.entry, ReadEntry(value[i], rule_path, true, true, "match"));
-      PARITY_RETURN_IF_ERROR(RequireKeys(value[i], rule_path, {"match"}));
+      if (!value[i].contains("match")) return InvalidArgument(rule_path, ": missing required key \"match\"");
       const json& match = value[i].at("match");
       const std::string match_path = KeyPath(rule_path, "match");
       PARITY_RETURN_IF_ERROR(CheckKeys(match, match_path, {"ops", "families", "dtypes"}));
@@ -231,10 +231,9 @@ class TolerancePolicy::Parser {
     TolerancePolicy policy;
     PARITY_RETURN_IF_ERROR(CheckKeys(root, "(top level)",
                                      {"schema_version", "description", "unit_roundoff", "special_values", "mistrust",
-                                      "default_family", "families", "ops", "rules", "adapters"}));
-    PARITY_RETURN_IF_ERROR(RequireKeys(root, "(top level)",
-                                       {"schema_version", "unit_roundoff", "special_values", "mistrust",
-                                        "default_family", "families", "ops"}));
+                                      "default_family", "families", "ops", "rules", "adapters"},
+                                     {"schema_version", "unit_roundoff", "special_values", "mistrust",
+                                      "default_family", "families", "ops"}));
     if (root.at("schema_version") != 1) {
       return InvalidArgument("schema_version: this build reads version 1, got ", root.at("schema_version").dump());
     }
@@ -250,7 +249,7 @@ class TolerancePolicy::Parser {
       const std::string path = KeyPath("unit_roundoff", item.key());
       PARITY_ASSIGN_OR_RETURN(DataType type, ReadFloatTypeName(json(item.key()), path));
       PARITY_RETURN_IF_ERROR(CheckKeys(item.value(), path, {"value", "reason"}, {"value"}));
-      PARITY_ASSIGN_OR_RETURN(std::string reason, ReadReason(item.value(), path));
+      PARITY_RETURN_IF_ERROR(ReadReason(item.value(), path).status());
       PARITY_ASSIGN_OR_RETURN(double u, ReadNonNegative(item.value().at("value"), KeyPath(path, "value")));
       if (u <= 0.0 || u > 1.0) return InvalidArgument(KeyPath(path, "value"), ": must be in (0, 1]");
       policy.unit_roundoff_[type] = u;
@@ -277,7 +276,7 @@ class TolerancePolicy::Parser {
         PARITY_RETURN_IF_ERROR(CheckKeys(rule, path, {"rule", "reason"}, {"rule"}));
       }
       if (!rule.at("rule").is_string()) return InvalidArgument(path, ".rule: expected a string");
-      PARITY_ASSIGN_OR_RETURN(std::string reason, ReadReason(rule, path));
+      PARITY_RETURN_IF_ERROR(ReadReason(rule, path).status());
     }
 
     PARITY_ASSIGN_OR_RETURN(policy.mistrust_, ReadMistrust(root.at("mistrust"), "mistrust", true));
@@ -291,7 +290,9 @@ class TolerancePolicy::Parser {
       PARITY_ASSIGN_OR_RETURN(family.reason, ReadReason(item.value(), path));
       const std::string default_path = KeyPath(path, "default");
       PARITY_ASSIGN_OR_RETURN(family.defaults, ReadEntry(item.value().at("default"), default_path, false, true));
-      PARITY_RETURN_IF_ERROR(RequireKeys(item.value().at("default"), default_path, {"ulp", "atol", "rtol"}));
+      PARITY_RETURN_IF_ERROR(CheckKeys(item.value().at("default"), default_path,
+                                       {"ulp", "atol", "rtol", "signed_zero", "mistrust", "accumulation_type", "reason"},
+                                       {"ulp", "atol", "rtol"}));
       if (item.value().contains("dtypes")) {
         const json& dtypes = item.value().at("dtypes");
         if (!dtypes.is_object()) return InvalidArgument(KeyPath(path, "dtypes"), ": expected an object");
@@ -306,7 +307,7 @@ class TolerancePolicy::Parser {
 
     const json& default_family = root.at("default_family");
     PARITY_RETURN_IF_ERROR(CheckKeys(default_family, "default_family", {"family", "reason"}, {"family"}));
-    PARITY_ASSIGN_OR_RETURN(std::string default_reason, ReadReason(default_family, "default_family"));
+    PARITY_RETURN_IF_ERROR(ReadReason(default_family, "default_family").status());
     if (!default_family.at("family").is_string() || !policy.families_.count(default_family.at("family").get<std::string>())) {
       return InvalidArgument("default_family.family: must name one of the families, got ", default_family.at("family").dump());
     }
@@ -330,7 +331,7 @@ class TolerancePolicy::Parser {
       for (const auto& item : adapters.items()) {
         const std::string path = KeyPath("adapters", item.key());
         PARITY_RETURN_IF_ERROR(CheckKeys(item.value(), path, {"reason", "rules"}, {"rules"}));
-        PARITY_ASSIGN_OR_RETURN(std::string reason, ReadReason(item.value(), path));
+        PARITY_RETURN_IF_ERROR(ReadReason(item.value(), path).status());
         PARITY_ASSIGN_OR_RETURN(policy.adapter_rules_[item.key()],
                                 ReadRules(item.value().at("rules"), KeyPath(path, "rules"), policy));
       }

@@ -153,6 +153,24 @@ TEST(Loop, CarriesSequences) {
   EXPECT_EQ((*out)[0].sequence()[1].tensor().GetInt64(0), 1);
 }
 
+TEST(Loop, WrapsACarriedValueInAnOptionalWhenTheBodyDeclaresOne) {
+  // The body declares its carried input optional(seq) but outputs a plain
+  // seq; from the second iteration on the value is wrapped again.
+  onnx::GraphProto body = MakeGraph(
+      {{"i", DataType::kInt64}, {"c", DataType::kBool}, {"o", DataType::kInt64, {}, false, true}},
+      {{"c_out", DataType::kBool}, {"s_out", DataType::kInt64, {}, false, true}},
+      {{"Identity", {"c"}, {"c_out"}}, {"OptionalGetElement", {"o"}, {"s"}}, {"SequenceInsert", {"s", "i"}, {"s_out"}}});
+  onnx::TypeProto* declared = body.mutable_input(2)->mutable_type();
+  onnx::TypeProto element = *declared;
+  declared->Clear();
+  *declared->mutable_optional_type()->mutable_elem_type() = element;
+  Value initial = Value::SomeOptional(Value::FromSequence({}, DataType::kInt64));
+  auto out = Runner("Loop", 16).Input(Ints({}, {3})).AbsentInput().Input(initial).Attr("body", body).Run();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_TRUE((*out)[0].is_sequence());
+  EXPECT_EQ((*out)[0].sequence().size(), 3u);
+}
+
 TEST(Loop, NeitherTripCountNorCondIsAnError) {
   auto out = Runner("Loop", 11)
                  .AbsentInput()

@@ -115,7 +115,8 @@ StatusOr<AxisPlan> PlanAxis(const KernelContext& ctx, const AxisResize& a, const
   const double support = opt.mode == Interpolation::kCubic ? 2.0 : 1.0;
   const int64_t first_tap = ToIndex(std::floor(-support / stretch)) + 1;
   const int64_t taps = 2 - 2 * first_tap;
-  if (opt.mode != Interpolation::kNearest && taps * a.out > (int64_t{1} << 28)) {
+  if (opt.mode != Interpolation::kNearest &&
+      static_cast<double>(taps) * static_cast<double>(a.out) > static_cast<double>(int64_t{1} << 28)) {
     return ctx.Error("antialiasing filter of ", taps, " taps is too large");
   }
   for (int64_t y = 0; y < a.out; ++y) {
@@ -393,6 +394,7 @@ KernelResult ResizeKernel(const KernelContext& ctx) {
       AxisResize& a = plan[static_cast<size_t>(d)];
       a.scale = scale;
       a.width = scale * static_cast<double>(a.in);
+      if (!(a.width <= 1e12)) return ctx.Error("sizes make the output too large");
       a.out = static_cast<int64_t>(std::floor(a.width + 0.5));
     }
   }

@@ -84,6 +84,8 @@ enum class PadMode { kConstant, kReflect, kEdge, kWrap };
 // the cropped span [lo, lo + len) of the input by the mode's rule.
 StatusOr<std::vector<int64_t>> PadMap(const KernelContext& ctx, int64_t dim, int64_t begin, int64_t end,
                                       PadMode mode) {
+  constexpr int64_t kLimit = int64_t{1} << 40;  // keeps every sum below far from overflow
+  if (begin < -kLimit || begin > kLimit || end < -kLimit || end > kLimit) return ctx.Error("pads are too large");
   const int64_t lo = begin < 0 ? -begin : 0;
   const int64_t len = dim - lo - (end < 0 ? -end : 0);
   const int64_t before = begin > 0 ? begin : 0;
@@ -91,7 +93,6 @@ StatusOr<std::vector<int64_t>> PadMap(const KernelContext& ctx, int64_t dim, int
   if (len < 0 || (len == 0 && (before > 0 || after > 0) && mode != PadMode::kConstant)) {
     return ctx.Error("pads (", begin, ", ", end, ") are invalid for an axis of size ", dim);
   }
-  if (before > (int64_t{1} << 40) || after > (int64_t{1} << 40)) return ctx.Error("pads are too large");
   std::vector<int64_t> m;
   for (int64_t o = 0; o < before + len + after; ++o) {
     int64_t c = o - before;  // coordinate within the cropped span

@@ -80,7 +80,9 @@ KernelResult TopKKernel(const KernelContext& ctx) {
       }
     }
   }
-  return std::vector<Value>{Value::FromTensor(std::move(values)), Value::FromTensor(std::move(indices))};
+  std::vector<Value> results{Value::FromTensor(std::move(values)), Value::FromTensor(std::move(indices))};
+  results.resize(std::min(results.size(), ctx.output_count()));
+  return results;
 }
 
 KernelResult UniqueKernel(const KernelContext& ctx) {
@@ -155,9 +157,11 @@ KernelResult UniqueKernel(const KernelContext& ctx) {
       }
     }
   }
-  return std::vector<Value>{Value::FromTensor(std::move(y)), Value::FromTensor(Tensor::FromInt64s({n}, out_first)),
-                            Value::FromTensor(Tensor::FromInt64s({dim}, inverse)),
-                            Value::FromTensor(Tensor::FromInt64s({n}, out_counts))};
+  std::vector<Value> results{Value::FromTensor(std::move(y)), Value::FromTensor(Tensor::FromInt64s({n}, out_first)),
+                             Value::FromTensor(Tensor::FromInt64s({dim}, inverse)),
+                             Value::FromTensor(Tensor::FromInt64s({n}, out_counts))};
+  results.resize(std::min(results.size(), ctx.output_count()));  // only the outputs the node declares
+  return results;
 }
 
 }  // namespace parity::ops::tensor

@@ -1,5 +1,7 @@
 // Kernels that permute data: Transpose, and DepthToSpace / SpaceToDepth,
 // which the spec defines as reshape -> transpose -> reshape.
+#include <limits>
+
 #include "reference/ops/common.h"
 #include "reference/ops/tensor/tensor.h"
 #include "reference/ops/tensor/tensor_util.h"
@@ -94,6 +96,7 @@ KernelResult SpaceToDepthKernel(const KernelContext& ctx) {
   PARITY_ASSIGN_OR_RETURN(const int64_t b, BlockSize(ctx, *input));
   PARITY_ASSIGN_OR_RETURN(const bool crd, IsCrdMode(ctx));  // 'mode' exists from opset 28; DCR before
   const int64_t n = input->dim(0), c = input->dim(1), h = input->dim(2), w = input->dim(3);
+  if (c > std::numeric_limits<int64_t>::max() / (b * b)) return ctx.Error("blocksize ", b, " is too large");
   if (h % b != 0 || w % b != 0) {
     return ctx.Error("height ", h, " and width ", w, " must be multiples of blocksize ", b);
   }

@@ -1,0 +1,189 @@
+// Tests of graph execution: opset resolution, topological order, model-local
+// functions (overloads, nesting, attribute references and defaults),
+// expansion of spec function bodies, subgraphs with outer scope, errors.
+#include "reference/eval/evaluator.h"
+
+#include <gtest/gtest.h>
+
+#include "reference/model/text_syntax.h"
+
+namespace parity {
+namespace {
+
+StatusOr<std::vector<Value>> RunText(const std::string& text, const std::vector<Tensor>& inputs,
+                                     EvalOptions options = {}) {
+  PARITY_ASSIGN_OR_RETURN(onnx::ModelProto proto, ParseModelText(text));
+  LoadedModel model{std::make_shared<onnx::ModelProto>(proto), "test model", ""};
+  PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> evaluator, Evaluator::Create(model, options));
+  std::vector<Value> values;
+  for (const auto& t : inputs) values.push_back(Value::FromTensor(t));
+  return evaluator->Run(values);
+}
+
+Tensor Floats(Shape shape, std::vector<double> values) {
+  return *Tensor::FromDoubles(DataType::kFloat, std::move(shape), values);
+}
+
+TEST(OpRegistryTest, ResolvesTheLatestSinceVersionAtOrBelowTheOpset) {
+  OpRegistry registry;
+  auto kernel = [](int tag) {
+    return [tag](const KernelContext&) -> StatusOr<std::vector<Value>> {
+      return std::vector<Value>{Value::FromTensor(Tensor::Scalar(DataType::kInt64, tag))};
+    };
+  };
+  registry.Register("Op", 1, kernel(1));
+  registry.Register("ai.onnx", "Op", 13, kernel(13));
+  int since = 0;
+  EXPECT_EQ(registry.Find("", "Op", 0), nullptr);
+  ASSERT_NE(registry.Find("", "Op", 12, &since), nullptr);
+  EXPECT_EQ(since, 1);
+  ASSERT_NE(registry.Find("ai.onnx", "Op", 13, &since), nullptr);
+  EXPECT_EQ(since, 13);
+  ASSERT_NE(registry.Find("", "Op", 21, &since), nullptr);
+  EXPECT_EQ(since, 13);
+  EXPECT_EQ(registry.Find("com.other", "Op", 13), nullptr);
+}
+
+TEST(EvaluatorTest, RunsNodesGivenOutOfOrder) {
+  // The second node is listed first; the evaluator sorts them.
+  auto out = RunText(R"(
+    <ir_version: 10, opset_import: ["" : 21]>
+    g (float[2] x) => (float[2] z) {
+      z = Mul (y, y)
+      y = Add (x, x)
+    })", {Floats({2}, {1, 3})});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ((*out)[0].tensor().GetDouble(0), 4.0);
+  EXPECT_EQ((*out)[0].tensor().GetDouble(1), 36.0);
+}
+
+TEST(EvaluatorTest, LocalFunctionOverloadsAreDistinct) {
+  auto out = RunText(R"(
+    <ir_version: 10, opset_import: ["" : 21, "local" : 1]>
+    g (float[1] x) => (float[1] a, float[1] b) {
+      a = local.Scale:twice (x)
+      b = local.Scale:thrice (x)
+    }
+    <domain: "local", opset_import: ["" : 21], overload: "twice">
+    Scale (x) => (y) { y = Add (x, x) }
+    <domain: "local", opset_import: ["" : 21], overload: "thrice">
+    Scale (x) => (y) { t = Add (x, x)  y = Add (t, x) }
+  )", {Floats({1}, {5})});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ((*out)[0].tensor().GetDouble(0), 10.0);
+  EXPECT_EQ((*out)[1].tensor().GetDouble(0), 15.0);
+}
+
+TEST(EvaluatorTest, NestedFunctionsWithAttributeReferencesAndDefaults) {
+  // Outer passes its attribute on to Inner by reference; Inner's default
+  // applies when the caller gives none.
+  const std::string functions = R"(
+    <domain: "local", opset_import: ["" : 21, "local" : 1]>
+    Outer <k> (x) => (y) { y = local.Inner <k: float = @k> (x) }
+    <domain: "local", opset_import: ["" : 21]>
+    Inner <k: float = 0.5> (x) => (y) {
+      kv = Constant <value_float: float = @k> ()
+      y = Mul (x, kv)
+    }
+    <domain: "local", opset_import: ["" : 21, "local" : 1]>
+    UsesDefault (x) => (y) { y = local.Inner (x) }
+  )";
+  auto out = RunText(R"(
+    <ir_version: 10, opset_import: ["" : 21, "local" : 1]>
+    g (float[1] x) => (float[1] a, float[1] b) {
+      a = local.Outer <k: float = 3.0> (x)
+      b = local.UsesDefault (x)
+    })" + functions, {Floats({1}, {2})});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ((*out)[0].tensor().GetDouble(0), 6.0);
+  EXPECT_EQ((*out)[1].tensor().GetDouble(0), 1.0);
+}
+
+TEST(EvaluatorTest, OperatorWithoutKernelExpandsItsSpecFunctionBody) {
+  FunctionLibrary library;
+  StatusOr<onnx::FunctionProto> f = ParseFunctionText(R"(
+    <domain: "org.test", opset_import: ["" : 21]>
+    AddThenSquare (a, b) => (y) { s = Add (a, b)  y = Mul (s, s) }
+  )");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  ASSERT_TRUE(library.Add(*f, "test").ok());
+  EvalOptions options;
+  options.functions = &library;
+  auto out = RunText(R"(
+    <ir_version: 10, opset_import: ["" : 21, "org.test" : 1]>
+    g (float[1] a, float[1] b) => (float[1] y) { y = org.test.AddThenSquare (a, b) }
+  )", {Floats({1}, {1}), Floats({1}, {2})}, options);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ((*out)[0].tensor().GetDouble(0), 9.0);
+}
+
+TEST(EvaluatorTest, StandardLibraryHoldsSwiGluAndTheEvaluatorUsesIt) {
+  const FunctionLibrary& standard = FunctionLibrary::Standard();
+  ASSERT_NE(standard.Find("", "SwiGLU"), nullptr) << "spec/functions/swiglu.onnxtxt not loaded";
+  // A registry without SwiGLU forces the expansion.
+  OpRegistry registry;
+  const OpRegistry& full = ReferenceRegistry();
+  for (const auto& [domain, op] : full.Operators()) {
+    if (op == "SwiGLU") continue;
+    for (int v : {1, 6, 7, 11, 13, 14, 21}) {
+      int since = 0;
+      if (const Kernel* k = full.Find(domain, op, v, &since)) registry.Register(domain, op, since, *k);
+    }
+  }
+  EvalOptions options;
+  options.registry = &registry;
+  auto out = RunText(R"(
+    <ir_version: 11, opset_import: ["" : 28]>
+    g (float[2] a, float[2] b) => (float[2] y) { y = SwiGLU <alpha: float = 2.0> (a, b) }
+  )", {Floats({2}, {1, -1}), Floats({2}, {3, 4})}, options);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const double s1 = 1.0 / (1.0 + std::exp(-2.0)), s2 = 1.0 / (1.0 + std::exp(2.0));
+  EXPECT_NEAR((*out)[0].tensor().GetDouble(0), 1 * s1 * 3, 1e-6);
+  EXPECT_NEAR((*out)[0].tensor().GetDouble(1), -1 * s2 * 4, 1e-6);
+}
+
+TEST(EvaluatorTest, SubgraphReadsOuterScope) {
+  auto out = RunText(R"(
+    <ir_version: 10, opset_import: ["" : 21]>
+    g (bool c, float[1] x) => (float[1] y) {
+      outer = Add (x, x)
+      y = If (c) <
+        then_branch = t () => (float[1] r) { r = Mul (outer, x) },
+        else_branch = e () => (float[1] r) { r = Identity (outer) }
+      >
+    })", {*Tensor::FromDoubles(DataType::kBool, {}, {1}), Floats({1}, {3})});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ((*out)[0].tensor().GetDouble(0), 18.0);
+}
+
+TEST(EvaluatorTest, UnknownOperatorIsUnimplementedAndNamed) {
+  auto out = RunText(R"(
+    <ir_version: 10, opset_import: ["" : 21]>
+    g (float[1] x) => (float[1] y) { y = NoSuchOp (x) }
+  )", {Floats({1}, {1})});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(out.status().message().find("op not implemented: NoSuchOp"), std::string::npos);
+}
+
+TEST(EvaluatorTest, KernelErrorNamesModelAndNode) {
+  auto out = RunText(R"(
+    <ir_version: 10, opset_import: ["" : 21]>
+    g (float[2] x, float[3] z) => (float[2] y) { y = Add (x, z) }
+  )", {Floats({2}, {1, 2}), Floats({3}, {1, 2, 3})});
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("test model"), std::string::npos) << out.status().message();
+  EXPECT_NE(out.status().message().find("(Add)"), std::string::npos) << out.status().message();
+}
+
+TEST(EvaluatorTest, MissingInputIsAnError) {
+  auto out = RunText(R"(
+    <ir_version: 10, opset_import: ["" : 21]>
+    g (float[1] x, float[1] w) => (float[1] y) { y = Add (x, w) }
+  )", {Floats({1}, {1})});
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("'w' was given no value"), std::string::npos) << out.status().message();
+}
+
+}  // namespace
+}  // namespace parity
