@@ -41,6 +41,22 @@ StatusOr<Expectations> Expectations::Load(const std::string& path) {
       entry.pattern = e["cases"];
       entry.reason = e["reason"];
       entry.unsupported = key == "unsupported";
+      entry.state = entry.unsupported ? "UNSUPPORTED" : "FAIL";
+      if (e.contains("state")) {
+        if (!e["state"].is_string()) return InvalidArgument(where, ": 'state' must be a string");
+        entry.state = e["state"];
+        const bool allowed = entry.unsupported ? entry.state == "UNSUPPORTED"
+                                               : (entry.state == "FAIL" || entry.state == "MISTRUSTED");
+        if (!allowed) {
+          return InvalidArgument(where, ": state '", entry.state, "' is not allowed in '", key,
+                                 "' (unsupported: UNSUPPORTED; xfail: FAIL or MISTRUSTED)");
+        }
+      }
+      for (auto k = e.begin(); k != e.end(); ++k) {
+        if (k.key() != "cases" && k.key() != "reason" && k.key() != "state") {
+          return InvalidArgument(where, ": unknown key '", k.key(), "' (expected cases, reason, state)");
+        }
+      }
       out.entries_.push_back(std::move(entry));
     }
   }

@@ -6,7 +6,11 @@
 //
 //   {"adapter": "reference",
 //    "unsupported": [{"cases": "test_col2im*", "reason": "op not implemented: Col2Im"}],
-//    "xfail": [{"cases": "test_foo", "reason": "..."}]}
+//    "xfail": [{"cases": "test_foo", "reason": "...", "state": "MISTRUSTED"}]}
+//
+// "state" names the state the case is expected to end in: UNSUPPORTED for
+// unsupported entries, FAIL (shown as XFAIL) or MISTRUSTED for xfail ones;
+// a case that ends in any other state is not covered by its entry.
 #pragma once
 
 #include <string>
@@ -20,6 +24,7 @@ struct ExpectationEntry {
   std::string pattern;  // shell glob on the case name
   std::string reason;
   bool unsupported = false;  // else xfail
+  std::string state;         // the expected state's name (see above)
   mutable int matched = 0;   // how many cases it matched in this run
 };
 

@@ -1,6 +1,7 @@
 // Tests of Resize and Upsample: coordinate modes, nearest rounding, linear
 // and cubic weights, exclude_outside, antialias, extrapolation and sizes.
 #include <cmath>
+#include <limits>
 
 #include "reference/ops/tensor/tensor_test_util.h"
 
@@ -99,6 +100,15 @@ TEST(ResizeTest, SizesWithAspectRatioPolicyAndAxes) {
   EXPECT_EQ(z.shape(), (Shape{1, 4, 8}));
   ExpectError(NodeRunner("Resize").Opset(19).Input(x).AbsentInput().Input(Floats({3}, {1, 1, 1})).Input(Int64s({1, 2, 4})),
               "exactly one");
+}
+
+TEST(ResizeTest, HugeSizesAreRefused) {
+  const Tensor x = Floats({1, 2}, {1, 2});
+  ExpectError(NodeRunner("Resize").Opset(19).Input(x).AbsentInput().AbsentInput()
+                  .Input(Int64s({std::numeric_limits<int64_t>::max(), 1}))
+                  .Attr("keep_aspect_ratio_policy", std::string("not_smaller")),
+              "too large");
+  ExpectError(NodeRunner("Resize").Opset(19).Input(x).AbsentInput().Input(Floats({2}, {1, 1e30})), "too large");
 }
 
 TEST(ResizeTest, IntegerOutputsRoundHalfToEven) {

@@ -68,6 +68,11 @@ TEST(PadTest, ConstantValueNegativePadsAndAxes) {
               "not supported at opset 18");
 }
 
+TEST(PadTest, ExtremePadsAreRefusedWithoutOverflow) {
+  ExpectError(NodeRunner("Pad").Input(Floats({2}, {1, 2})).Input(Int64s({std::numeric_limits<int64_t>::min(), 0})),
+              "too large");
+}
+
 TEST(PadTest, OpsetTwoAttributes) {
   Tensor y = RunOk(NodeRunner("Pad").Opset(2).Input(Floats({2}, {1, 2})).Attr("pads", std::vector<int64_t>{1, 0})
                        .Attr("value", 5.0f));

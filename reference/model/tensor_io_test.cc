@@ -1,0 +1,155 @@
+// Tests of TensorProto / SequenceProto / OptionalProto conversion: packed
+// sub-byte types, typed fields, external data and its checks.
+#include "reference/model/tensor_io.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+namespace parity {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(TensorIoTest, PackedInt4RoundTripsAndSignExtends) {
+  StatusOr<Tensor> t = Tensor::Create(DataType::kInt4, {5});
+  ASSERT_TRUE(t.ok());
+  const std::vector<int64_t> values = {-8, 7, -1, 0, 3};
+  for (size_t i = 0; i < values.size(); ++i) t->SetInt64(static_cast<int64_t>(i), values[i]);
+  onnx::TensorProto proto;
+  TensorToProto(*t, &proto);
+  ASSERT_EQ(proto.raw_data().size(), 3u);  // ceil(5 * 4 / 8)
+  // First element in the low nibble: -8 = 0x8, 7 = 0x7 -> 0x78.
+  EXPECT_EQ(static_cast<uint8_t>(proto.raw_data()[0]), 0x78);
+  StatusOr<Tensor> back = TensorFromProto(proto);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->ToInt64s(), values);
+}
+
+TEST(TensorIoTest, PackedTwoBitAndSixBitTypesRoundTrip) {
+  for (DataType type : {DataType::kUint2, DataType::kInt2, DataType::kFloat6E2M3, DataType::kFloat4E2M1}) {
+    StatusOr<Tensor> t = Tensor::Create(type, {7});
+    ASSERT_TRUE(t.ok());
+    for (int64_t i = 0; i < 7; ++i) t->mutable_data<uint8_t>()[i] = static_cast<uint8_t>(i % 4);
+    if (type == DataType::kInt2) {
+      for (int64_t i = 0; i < 7; ++i) t->SetInt64(i, (i % 4) - 2);
+    }
+    onnx::TensorProto proto;
+    TensorToProto(*t, &proto);
+    EXPECT_EQ(static_cast<int64_t>(proto.raw_data().size()), (7 * PackedBits(type) + 7) / 8) << DataTypeName(type);
+    StatusOr<Tensor> back = TensorFromProto(proto);
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    for (int64_t i = 0; i < 7; ++i) EXPECT_EQ(back->GetInt64(i), t->GetInt64(i)) << DataTypeName(type) << " " << i;
+  }
+}
+
+TEST(TensorIoTest, Float16FromInt32DataKeepsBits) {
+  onnx::TensorProto proto;
+  proto.set_data_type(onnx::TensorProto::FLOAT16);
+  proto.add_dims(2);
+  proto.add_int32_data(0x3C00);  // 1.0
+  proto.add_int32_data(0xC000);  // -2.0
+  StatusOr<Tensor> t = TensorFromProto(proto);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->GetDouble(0), 1.0);
+  EXPECT_EQ(t->GetDouble(1), -2.0);
+}
+
+TEST(TensorIoTest, WrongFieldCountNamesTheTensor) {
+  onnx::TensorProto proto;
+  proto.set_name("weights");
+  proto.set_data_type(onnx::TensorProto::FLOAT);
+  proto.add_dims(3);
+  proto.add_float_data(1.0f);
+  StatusOr<Tensor> t = TensorFromProto(proto);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("'weights'"), std::string::npos);
+  EXPECT_NE(t.status().message().find("float_data"), std::string::npos);
+}
+
+TEST(TensorIoTest, UnknownDataTypeIsRefused) {
+  onnx::TensorProto proto;
+  proto.set_data_type(99);
+  EXPECT_FALSE(TensorFromProto(proto).ok());
+}
+
+TEST(TensorIoTest, ExternalDataWithOffsetIsRead) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "parity_external_ok";
+  fs::create_directories(dir);
+  const float values[3] = {1.5f, -2.0f, 4.25f};
+  {
+    std::ofstream out(dir / "w.bin", std::ios::binary);
+    out.write("PAD!", 4);
+    out.write(reinterpret_cast<const char*>(values), sizeof(values));
+  }
+  onnx::TensorProto proto;
+  proto.set_name("w");
+  proto.set_data_type(onnx::TensorProto::FLOAT);
+  proto.add_dims(3);
+  proto.set_data_location(onnx::TensorProto::EXTERNAL);
+  for (auto [k, v] : {std::pair{"location", "w.bin"}, std::pair{"offset", "4"}, std::pair{"length", "12"}}) {
+    auto* e = proto.add_external_data();
+    e->set_key(k);
+    e->set_value(v);
+  }
+  StatusOr<Tensor> t = TensorFromProto(proto, ExternalDataPolicy{dir.string()});
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->GetDouble(2), 4.25);
+  // The same tensor without a model folder is refused.
+  EXPECT_FALSE(TensorFromProto(proto).ok());
+  // A length that does not fit the shape is refused.
+  proto.mutable_external_data(2)->set_value("8");
+  StatusOr<Tensor> bad = TensorFromProto(proto, ExternalDataPolicy{dir.string()});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("length 8"), std::string::npos) << bad.status().message();
+}
+
+TEST(TensorIoTest, ExternalPathsThatEscapeAreRefused) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "parity_external_escape";
+  fs::create_directories(dir / "sub");
+  std::ofstream(dir / "sub" / "inside.bin") << "x";
+  EXPECT_TRUE(ResolveExternalDataPath((dir / "sub").string(), "inside.bin").ok());
+  EXPECT_FALSE(ResolveExternalDataPath((dir / "sub").string(), "../sub/inside.bin").ok());
+  EXPECT_FALSE(ResolveExternalDataPath((dir / "sub").string(), "/etc/hostname").ok());
+  EXPECT_FALSE(ResolveExternalDataPath((dir / "sub").string(), "missing.bin").ok());
+  EXPECT_FALSE(ResolveExternalDataPath((dir / "sub").string(), "").ok());
+  // A link inside the folder pointing inside is fine; pointing out is not.
+  std::error_code ec;
+  fs::remove(dir / "sub" / "in_link.bin", ec);
+  fs::remove(dir / "sub" / "out_link.bin", ec);
+  fs::create_symlink("inside.bin", dir / "sub" / "in_link.bin");
+  std::ofstream(dir / "outside.bin") << "y";
+  fs::create_symlink(dir / "outside.bin", dir / "sub" / "out_link.bin");
+  EXPECT_TRUE(ResolveExternalDataPath((dir / "sub").string(), "in_link.bin").ok());
+  StatusOr<std::string> out = ResolveExternalDataPath((dir / "sub").string(), "out_link.bin");
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("outside the model's folder"), std::string::npos);
+}
+
+TEST(TensorIoTest, SequenceAndOptionalRoundTrip) {
+  Value seq = Value::FromSequence({Value::FromTensor(Tensor::FromInt64s({2}, {1, 2})),
+                                   Value::FromTensor(Tensor::FromInt64s({1}, {3}))});
+  onnx::SequenceProto sp;
+  ValueToSequenceProto(seq, &sp);
+  StatusOr<Value> back = ValueFromSequenceProto(sp);
+  ASSERT_TRUE(back.ok());
+  ASSERT_EQ(back->sequence().size(), 2u);
+  EXPECT_EQ(back->sequence()[1].tensor().GetInt64(0), 3);
+
+  onnx::OptionalProto none;
+  ValueToOptionalProto(Value::NoneOptional(), &none);
+  StatusOr<Value> none_back = ValueFromOptionalProto(none);
+  ASSERT_TRUE(none_back.ok());
+  EXPECT_FALSE(none_back->has_element());
+
+  onnx::OptionalProto some;
+  ValueToOptionalProto(Value::SomeOptional(seq), &some);
+  StatusOr<Value> some_back = ValueFromOptionalProto(some);
+  ASSERT_TRUE(some_back.ok());
+  ASSERT_TRUE(some_back->has_element());
+  EXPECT_TRUE(some_back->element().is_sequence());
+}
+
+}  // namespace
+}  // namespace parity

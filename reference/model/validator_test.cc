@@ -1,0 +1,109 @@
+// Tests of model validation rules not covered by the malformed-model corpus.
+#include "reference/model/validator.h"
+
+#include <gtest/gtest.h>
+
+#include "reference/model/text_syntax.h"
+
+namespace parity {
+namespace {
+
+std::vector<Status> Validate(const std::string& text) {
+  StatusOr<onnx::ModelProto> proto = ParseModelText(text);
+  EXPECT_TRUE(proto.ok()) << proto.status().ToString();
+  if (!proto.ok()) return {proto.status()};
+  LoadedModel model{std::make_shared<onnx::ModelProto>(*proto), "m.onnx", ""};
+  return ValidateModel(model);
+}
+
+bool Mentions(const std::vector<Status>& problems, const std::string& words) {
+  for (const auto& p : problems) {
+    if (p.message().find(words) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(ValidatorTest, ValidModelHasNoProblems) {
+  auto problems = Validate(R"(
+    <ir_version: 10, opset_import: ["" : 21]>
+    g (float[2] x) => (float[2] y) { t = Relu (x)  y = Transpose <perm: ints = [0]> (t) })");
+  EXPECT_TRUE(problems.empty()) << problems[0].ToString();
+}
+
+TEST(ValidatorTest, ReportsEveryProblemWithModelAndNode) {
+  auto problems = Validate(R"(
+    <ir_version: 10, opset_import: ["" : 21]>
+    g (float[2] x, float[2] x) => (float[2] y, float[2] missing) {
+      y = Relu (nowhere)
+      y = Relu (x)
+    })");
+  EXPECT_TRUE(Mentions(problems, "input 'x' is declared twice"));
+  EXPECT_TRUE(Mentions(problems, "'nowhere'"));
+  EXPECT_TRUE(Mentions(problems, "value 'y' is defined twice"));
+  EXPECT_TRUE(Mentions(problems, "output 'missing' is never computed"));
+  for (const auto& p : problems) EXPECT_EQ(p.message().rfind("m.onnx: ", 0), 0u) << p.message();
+}
+
+TEST(ValidatorTest, AttributeReferenceOutsideFunctionIsRefused) {
+  StatusOr<onnx::ModelProto> proto = ParseModelText(R"(
+    <ir_version: 10, opset_import: ["" : 21]>
+    g (float[2] x) => (float[2] y) { y = LeakyRelu (x) })");
+  ASSERT_TRUE(proto.ok());
+  auto* a = proto->mutable_graph()->mutable_node(0)->add_attribute();
+  a->set_name("alpha");
+  a->set_ref_attr_name("alpha");
+  a->set_type(onnx::AttributeProto::FLOAT);
+  LoadedModel model{std::make_shared<onnx::ModelProto>(*proto), "m.onnx", ""};
+  EXPECT_TRUE(Mentions(ValidateModel(model), "outside a function body"));
+}
+
+TEST(ValidatorTest, ListAttributeHoldingScalarIsAMismatch) {
+  StatusOr<onnx::ModelProto> proto = ParseModelText(R"(
+    <ir_version: 10, opset_import: ["" : 21]>
+    g (float[2] x) => (float[2] y) { y = Relu (x) })");
+  ASSERT_TRUE(proto.ok());
+  auto* a = proto->mutable_graph()->mutable_node(0)->add_attribute();
+  a->set_name("perm");
+  a->set_type(onnx::AttributeProto::INTS);
+  a->set_i(1);
+  LoadedModel model{std::make_shared<onnx::ModelProto>(*proto), "m.onnx", ""};
+  EXPECT_TRUE(Mentions(ValidateModel(model), "declared INTS but holds a single value"));
+}
+
+TEST(ValidatorTest, DuplicateFunctionIdsAndUnimportedDomains) {
+  auto problems = Validate(R"(
+    <ir_version: 10, opset_import: ["" : 21, "local" : 1]>
+    g (float[1] x) => (float[1] y) { y = local.F (x)  z = com.nowhere.G (x) }
+    <domain: "local", opset_import: ["" : 21]> F (a) => (b) { b = Relu (a) }
+    <domain: "local", opset_import: ["" : 21]> F (a) => (b) { b = Abs (a) })");
+  EXPECT_TRUE(Mentions(problems, "function local.F is defined twice"));
+  EXPECT_TRUE(Mentions(problems, "domain 'com.nowhere', which is not in opset_import"));
+}
+
+TEST(ValidatorTest, SubgraphSeesOuterValuesButNotSiblings) {
+  auto problems = Validate(R"(
+    <ir_version: 10, opset_import: ["" : 21]>
+    g (bool c, float[1] x) => (float[1] y) {
+      t = Relu (x)
+      y = If (c) <
+        then_branch = a () => (float[1] r) { r = Abs (t) },
+        else_branch = b () => (float[1] r) { r = Abs (q) }
+      >
+    })");
+  ASSERT_EQ(problems.size(), 1u) << problems[0].ToString();
+  EXPECT_TRUE(Mentions(problems, "reads 'q'"));
+}
+
+TEST(ValidatorTest, DeclaredShapeOverTheLimitIsRefusedBeforeAllocation) {
+  StatusOr<onnx::ModelProto> proto = ParseModelText(R"(
+    <ir_version: 10, opset_import: ["" : 21]>
+    g (float[1000, 1000] x) => (float[1000, 1000] y) { y = Relu (x) })");
+  ASSERT_TRUE(proto.ok());
+  LoadedModel model{std::make_shared<onnx::ModelProto>(*proto), "m.onnx", ""};
+  ValidationOptions options;
+  options.max_tensor_bytes = 1000;
+  EXPECT_TRUE(Mentions(ValidateModel(model, options), "over the memory limit of 1000 bytes"));
+}
+
+}  // namespace
+}  // namespace parity
