@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Configures and builds ONNX Parity into a folder (default: build/).
 #   ci/build.sh [BUILD_DIR] [extra cmake arguments...]
+# PARITY_TARGETS (space-separated) limits the build to those targets.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-"$root/build"}
@@ -10,4 +11,5 @@ cmake -S "$root" -B "$build" -G Ninja -DPARITY_WERROR=ON "$@" > "$build.cmake.lo
   cat "$build.cmake.log"
   exit 1
 }
-ninja -C "$build" -j "$jobs"
+# shellcheck disable=SC2086
+ninja -C "$build" -j "$jobs" ${PARITY_TARGETS:-}

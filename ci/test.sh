@@ -23,7 +23,7 @@ build/parity eval build/corpus/onnx_node --quiet --out build/results/reference-o
 
 if [ "${PARITY_SKIP_SANITIZERS:-0}" != 1 ]; then
   echo "== AddressSanitizer and UndefinedBehaviorSanitizer"
-  bash ci/build.sh build-asan -DPARITY_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+  PARITY_TARGETS="parity parity_tests" bash ci/build.sh build-asan -DPARITY_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   build-asan/parity_tests --gtest_filter='Malformed*:Loader*:Validator*:TensorIo*'
   rm -rf build-asan/malformed

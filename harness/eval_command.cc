@@ -37,7 +37,7 @@ std::string Quote(const std::string& s) {
 }
 
 // Runs one case on the reference and compares every data set.
-CaseResult EvaluateCase(CaseInfo info, const TolerancePolicy& policy) {
+CaseResult EvaluateCase(CaseInfo info, const TolerancePolicy& policy, double timeout_seconds) {
   CaseResult r;
   r.name = info.name;
   r.suite = info.suite;
@@ -62,7 +62,9 @@ CaseResult EvaluateCase(CaseInfo info, const TolerancePolicy& policy) {
     r.message = sets.status().ToString();
     return r;
   }
-  StatusOr<std::unique_ptr<Evaluator>> evaluator = Evaluator::Create(*model);
+  EvalOptions eval_options;
+  eval_options.time_limit_seconds = timeout_seconds;
+  StatusOr<std::unique_ptr<Evaluator>> evaluator = Evaluator::Create(*model, eval_options);
   r.load_ms = MillisecondsSince(load_start);
   if (!evaluator.ok()) {
     r.state = evaluator.status().code() == StatusCode::kUnimplemented ? CaseState::kUnsupported : CaseState::kFail;
@@ -74,7 +76,11 @@ CaseResult EvaluateCase(CaseInfo info, const TolerancePolicy& policy) {
   for (const DataSet& set : *sets) {
     StatusOr<std::vector<Value>> actual = (*evaluator)->Run(set.inputs);
     if (!actual.ok()) {
-      r.state = actual.status().code() == StatusCode::kUnimplemented ? CaseState::kUnsupported : CaseState::kFail;
+      switch (actual.status().code()) {
+        case StatusCode::kUnimplemented: r.state = CaseState::kUnsupported; break;
+        case StatusCode::kDeadlineExceeded: r.state = CaseState::kTimeout; break;
+        default: r.state = CaseState::kFail;
+      }
       r.message = actual.status().ToString();
       break;
     }
@@ -195,7 +201,7 @@ int RunEvalCommand(const EvalCommandOptions& options) {
   const int jobs = options.jobs > 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
   auto worker = [&] {
     for (size_t i = next++; i < cases.size(); i = next++) {
-      CaseResult r = EvaluateCase(cases[i], *policy);
+      CaseResult r = EvaluateCase(cases[i], *policy, options.timeout_seconds);
       covered[i] = ApplyExpectation(r, expectations.get());
       if (journal.is_open()) {
         std::lock_guard<std::mutex> lock(journal_mutex);

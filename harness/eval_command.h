@@ -16,6 +16,7 @@ struct EvalCommandOptions {
   std::string expectations;        // expectations file; empty: none
   std::string tolerance = "";      // spec/tolerance.json of the source tree when empty
   int jobs = 0;                    // worker threads; 0: one per core
+  double timeout_seconds = 60;     // per data set run; a case over it is TIMEOUT
   bool per_operator = true;        // print the per-operator table
   bool quiet = false;              // no per-case lines for failures
 };

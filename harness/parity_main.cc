@@ -19,8 +19,9 @@ constexpr const char* kUsage = R"(usage:
       writes ONNX's node tests from the pinned onnx package in the backend-test layout
   parity corpus malformed --out DIR
       writes models that break one rule each, which every loader must refuse cleanly
-  parity eval PATH... [--out DIR] [--filter GLOB] [--expect FILE] [--jobs N] [--tolerance FILE] [--quiet]
-      runs the reference evaluator in process on case folders (or folders of them)
+  parity eval PATH... [--out DIR] [--filter GLOB] [--expect FILE] [--jobs N] [--timeout S] [--tolerance FILE] [--quiet]
+      runs the reference evaluator in process on case folders (or folders of them);
+      a run over S seconds (default 60) stops between two nodes and ends TIMEOUT
   parity check MODEL...
       validates models and prints every problem found
 )";
@@ -107,6 +108,7 @@ int RunEval(const std::vector<std::string>& args) {
     else if (a == "--expect" && TakeValue(args, i, &v)) options.expectations = v;
     else if (a == "--tolerance" && TakeValue(args, i, &v)) options.tolerance = v;
     else if (a == "--jobs" && TakeValue(args, i, &v)) options.jobs = std::atoi(v.c_str());
+    else if (a == "--timeout" && TakeValue(args, i, &v)) options.timeout_seconds = std::atof(v.c_str());
     else if (a == "--quiet") options.quiet = true;
     else if (a.rfind("--", 0) == 0) return Usage("eval: unknown or incomplete option '" + a + "'");
     else options.paths.push_back(a);

@@ -21,6 +21,7 @@ enum class StatusCode {
   kOutOfRange,          // an index or a count beyond its bounds
   kResourceExhausted,   // a size over the configured memory limit
   kIoError,             // reading or writing a file failed
+  kDeadlineExceeded,    // a run took longer than its time limit
   kInternal,            // a bug in ONNX Parity itself
 };
 
@@ -93,6 +94,8 @@ template <typename... Args>
 Status ResourceExhausted(const Args&... args) { return Status(StatusCode::kResourceExhausted, StrCat(args...)); }
 template <typename... Args>
 Status IoError(const Args&... args) { return Status(StatusCode::kIoError, StrCat(args...)); }
+template <typename... Args>
+Status DeadlineExceeded(const Args&... args) { return Status(StatusCode::kDeadlineExceeded, StrCat(args...)); }
 template <typename... Args>
 Status Internal(const Args&... args) { return Status(StatusCode::kInternal, StrCat(args...)); }
 

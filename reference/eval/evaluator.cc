@@ -207,8 +207,23 @@ StatusOr<std::shared_ptr<const Evaluator::PreparedGraph>> Evaluator::Prepare(con
   return std::shared_ptr<const PreparedGraph>(prepared);
 }
 
+thread_local std::chrono::steady_clock::time_point Evaluator::deadline_;
+
+Status Evaluator::CheckDeadline() const {
+  if (options_.time_limit_seconds > 0 && std::chrono::steady_clock::now() > deadline_) {
+    return DeadlineExceeded(model_.name, ": the run took longer than its limit of ", options_.time_limit_seconds,
+                            " s");
+  }
+  return Status::Ok();
+}
+
 StatusOr<std::vector<Value>> Evaluator::Run(const std::vector<Value>& inputs) const {
   const onnx::GraphProto& graph = model_.proto->graph();
+  if (options_.time_limit_seconds > 0) {
+    deadline_ = std::chrono::steady_clock::now() +
+                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                    std::chrono::duration<double>(options_.time_limit_seconds));
+  }
   StatusOr<std::vector<Value>> outputs = RunGraph(graph, inputs, nullptr, model_opsets_, 0);
   if (!outputs.ok()) return outputs.status();
   return outputs;
@@ -250,6 +265,7 @@ StatusOr<std::vector<Value>> Evaluator::RunGraph(const onnx::GraphProto& graph, 
 Status Evaluator::RunNodes(const std::vector<const onnx::NodeProto*>& order, Scope& scope, const OpsetMap& opsets,
                            int depth) const {
   for (const onnx::NodeProto* node : order) {
+    PARITY_RETURN_IF_ERROR(CheckDeadline());
     PARITY_RETURN_IF_ERROR(RunNode(*node, scope, opsets, depth));
   }
   return Status::Ok();

@@ -6,6 +6,7 @@
 // Thread safety: Run may be called from several threads at once.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -24,6 +25,10 @@ struct EvalOptions {
   const OpRegistry* registry = nullptr;        // null: ReferenceRegistry()
   const FunctionLibrary* functions = nullptr;  // null: FunctionLibrary::Standard()
   int max_call_depth = 64;                     // nested function calls and subgraphs
+  // A run that is still going after this many seconds stops with
+  // DEADLINE_EXCEEDED; checked before each node (so also between loop
+  // iterations), not inside a kernel. 0: no limit.
+  double time_limit_seconds = 0;
 };
 
 class Evaluator {
@@ -48,6 +53,7 @@ class Evaluator {
                                         const Scope* outer, const OpsetMap& opsets, int depth) const;
   Status RunNodes(const std::vector<const onnx::NodeProto*>& order, Scope& scope, const OpsetMap& opsets,
                   int depth) const;
+  Status CheckDeadline() const;
   Status RunNode(const onnx::NodeProto& node, Scope& scope, const OpsetMap& opsets, int depth) const;
   StatusOr<std::vector<Value>> CallFunction(const onnx::FunctionProto& function, const onnx::NodeProto& call,
                                             const std::vector<const Value*>& inputs, const OpsetMap& caller_opsets,
@@ -59,6 +65,8 @@ class Evaluator {
   OpsetMap model_opsets_;
   // Model-local functions by (domain, name, overload).
   std::map<std::tuple<std::string, std::string, std::string>, const onnx::FunctionProto*> local_functions_;
+  // Deadline of the run in progress on this thread (time_limit_seconds).
+  static thread_local std::chrono::steady_clock::time_point deadline_;
   mutable std::mutex prepared_mutex_;
   mutable std::unordered_map<const onnx::GraphProto*, std::shared_ptr<const PreparedGraph>> prepared_;
 };

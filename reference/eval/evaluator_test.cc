@@ -156,6 +156,24 @@ TEST(EvaluatorTest, SubgraphReadsOuterScope) {
   EXPECT_EQ((*out)[0].tensor().GetDouble(0), 18.0);
 }
 
+TEST(EvaluatorTest, EndlessLoopStopsAtTheTimeLimit) {
+  EvalOptions options;
+  options.time_limit_seconds = 0.2;
+  auto out = RunText(R"(
+    <ir_version: 10, opset_import: ["" : 21]>
+    g (int64 m, bool c, float[1] x) => (float[1] y) {
+      y = Loop (m, c, x) <
+        body = b (int64 i, bool ci, float[1] xi) => (bool co, float[1] xo) {
+          co = Identity (ci)
+          xo = Identity (xi)
+        }
+      >
+    })", {Tensor::FromInt64s({}, {int64_t{1} << 60}), *Tensor::FromDoubles(DataType::kBool, {}, {1}),
+          Floats({1}, {1})}, options);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kDeadlineExceeded) << out.status().ToString();
+}
+
 TEST(EvaluatorTest, UnknownOperatorIsUnimplementedAndNamed) {
   auto out = RunText(R"(
     <ir_version: 10, opset_import: ["" : 21]>

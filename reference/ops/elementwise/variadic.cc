@@ -2,6 +2,7 @@
 // is Min(max, Max(input, min)). Max and Min propagate NaN, as numpy's
 // maximum/minimum and the ONNX reference do.
 #include <cmath>
+#include <limits>
 #include <optional>
 
 #include "reference/ops/elementwise/kernels.h"
@@ -108,12 +109,18 @@ Result Mean(const KernelContext& ctx, const OpVersion& version) {
   });
 }
 
-// Clip-1 and Clip-6 take the bounds as float attributes (an absent one does
-// not bound); from Clip-11 they are optional scalar inputs of the input's type.
+// Clip-1 and Clip-6 take the bounds as float attributes; from Clip-11 they
+// are optional scalar inputs of the input's type. An absent attribute does
+// not bound in Clip-1, while Clip-6's schema gives defaults of -+FLT_MAX
+// (so a float64 input beyond them is clipped: spec/findings.md, ELT-3).
 Result Clip(const KernelContext& ctx, const OpVersion& version) {
   PARITY_ASSIGN_OR_RETURN(const Tensor* x, TypedInput(ctx, 0, version.types));
   if (version.since_version < 11) {
     std::optional<double> lo, hi;
+    if (version.since_version >= 6) {
+      lo = -static_cast<double>(std::numeric_limits<float>::max());
+      hi = static_cast<double>(std::numeric_limits<float>::max());
+    }
     if (ctx.has_attribute("min")) lo = ctx.GetFloat("min", 0.0f);
     if (ctx.has_attribute("max")) hi = ctx.GetFloat("max", 0.0f);
     return Single(ClipAs<double>(ctx, *x, lo, hi));

@@ -69,6 +69,14 @@ TEST(VariadicTest, MixedTypesAreAnError) {
   RunError(Node("Min", 13, {Make(DataType::kFloat, {1}), Make(DataType::kDouble, {1})}));
 }
 
+TEST(ClipTest, Opset6DefaultsClipFloat64AtFloatMax) {
+  // Clip-6's schema defaults min/max to -+FLT_MAX; Clip-1 has no default.
+  Tensor x = Make(DataType::kDouble, {3}, {-1e300, 0.5, 1e300});
+  const double fmax = static_cast<double>(std::numeric_limits<float>::max());
+  EXPECT_EQ(Doubles(RunOk(Node("Clip", 6, {x}))), (std::vector<double>{-fmax, 0.5, fmax}));
+  EXPECT_EQ(Doubles(RunOk(Node("Clip", 1, {x}))), (std::vector<double>{-1e300, 0.5, 1e300}));
+}
+
 TEST(ClipTest, InputBounds) {
   const Tensor x = Make(DataType::kFloat, {-2, 0, 2});
   const Tensor lo = Make(DataType::kFloat, {}, {-1});
@@ -106,8 +114,9 @@ TEST(ClipTest, AttributeBoundsBeforeOpset11) {
   const Tensor x = Make(DataType::kDouble, {-1e300, 0.5, 1e300});
   EXPECT_EQ(Doubles(RunOk(Node("Clip", 6, {x}).Attr("min", -1.0f).Attr("max", 1.0f))),
             (std::vector<double>{-1, 0.5, 1}));
-  // An absent attribute does not bound, even beyond float32's range.
-  EXPECT_EQ(Doubles(RunOk(Node("Clip", 6, {x}).Attr("min", 0.0f))), (std::vector<double>{0, 0.5, 1e300}));
+  // An absent max takes Clip-6's schema default, FLT_MAX (spec/findings.md, ELT-3).
+  EXPECT_EQ(Doubles(RunOk(Node("Clip", 6, {x}).Attr("min", 0.0f))),
+            (std::vector<double>{0, 0.5, static_cast<double>(std::numeric_limits<float>::max())}));
 }
 
 }  // namespace

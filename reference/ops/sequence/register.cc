@@ -12,6 +12,8 @@ void RegisterSequenceModelOps(OpRegistry& registry) {
   registry.Register("RotaryEmbedding", 23, RotaryEmbedding);
   registry.Register("TensorScatter", 24, TensorScatter);
   registry.Register("SwiGLU", 28, SwiGLU);
+  registry.Register("LinearAttention", 27, LinearAttention);
+  registry.Register("CausalConvWithState", 27, CausalConvWithState);
 
   // Versions 7 to 22 differ in types, and 14 adds `layout`, read by the kernel.
   registry.Register("RNN", 7, Rnn);
@@ -36,6 +38,7 @@ void RegisterSequenceModelOps(OpRegistry& registry) {
   registry.Register("ai.onnx.ml", "LabelEncoder", 1, LabelEncoder);
   registry.Register("ai.onnx.ml", "Binarizer", 1, Binarizer);
   registry.Register("ai.onnx.ml", "ArrayFeatureExtractor", 1, ArrayFeatureExtractor);
+  registry.Register("ai.onnx.ml", "TreeEnsemble", 5, TreeEnsemble);
 }
 
 }  // namespace parity::ops

@@ -2,7 +2,8 @@
 // (Attention, RotaryEmbedding, TensorScatter, SwiGLU, LinearAttention,
 // CausalConvWithState), recurrent networks (RNN, GRU, LSTM), signal
 // processing (DFT, STFT, windows, MelWeightMatrix), strings and the
-// ai.onnx.ml operators LabelEncoder, Binarizer and ArrayFeatureExtractor.
+// ai.onnx.ml operators LabelEncoder, Binarizer, ArrayFeatureExtractor and
+// TreeEnsemble.
 #pragma once
 
 #include "reference/eval/kernel.h"
@@ -13,6 +14,8 @@ StatusOr<std::vector<Value>> Attention(const KernelContext& ctx);
 StatusOr<std::vector<Value>> RotaryEmbedding(const KernelContext& ctx);
 StatusOr<std::vector<Value>> TensorScatter(const KernelContext& ctx);
 StatusOr<std::vector<Value>> SwiGLU(const KernelContext& ctx);
+StatusOr<std::vector<Value>> LinearAttention(const KernelContext& ctx);
+StatusOr<std::vector<Value>> CausalConvWithState(const KernelContext& ctx);
 
 StatusOr<std::vector<Value>> Rnn(const KernelContext& ctx);
 StatusOr<std::vector<Value>> Gru(const KernelContext& ctx);
@@ -34,5 +37,6 @@ StatusOr<std::vector<Value>> TfIdfVectorizer(const KernelContext& ctx);
 StatusOr<std::vector<Value>> LabelEncoder(const KernelContext& ctx);  // ai.onnx.ml
 StatusOr<std::vector<Value>> Binarizer(const KernelContext& ctx);     // ai.onnx.ml
 StatusOr<std::vector<Value>> ArrayFeatureExtractor(const KernelContext& ctx);  // ai.onnx.ml
+StatusOr<std::vector<Value>> TreeEnsemble(const KernelContext& ctx);  // ai.onnx.ml
 
 }  // namespace parity::ops::sequence
