@@ -7,8 +7,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-"$root/build"}
 shift || true
 jobs=${PARITY_JOBS:-$(nproc)}
-cmake -S "$root" -B "$build" -G Ninja -DPARITY_WERROR=ON "$@" > "$build.cmake.log" 2>&1 || {
-  cat "$build.cmake.log"
+mkdir -p "$build"
+cmake -S "$root" -B "$build" -G Ninja -DPARITY_WERROR=ON "$@" > "$build/configure.log" 2>&1 || {
+  cat "$build/configure.log"
   exit 1
 }
 # shellcheck disable=SC2086

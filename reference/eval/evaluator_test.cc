@@ -174,14 +174,30 @@ TEST(EvaluatorTest, EndlessLoopStopsAtTheTimeLimit) {
   EXPECT_EQ(out.status().code(), StatusCode::kDeadlineExceeded) << out.status().ToString();
 }
 
-TEST(EvaluatorTest, UnknownOperatorIsUnimplementedAndNamed) {
+TEST(EvaluatorTest, OperatorWithoutKernelIsUnimplementedAndNamed) {
+  // ImageDecoder is a valid ONNX operator that the reference has no kernel for.
   auto out = RunText(R"(
+    <ir_version: 10, opset_import: ["" : 21]>
+    g (uint8[4] x) => (uint8[1,1,3] y) { y = ImageDecoder (x) }
+  )", {*Tensor::FromDoubles(DataType::kUint8, {4}, {1, 2, 3, 4})});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(out.status().message().find("op not implemented: ImageDecoder"), std::string::npos);
+  // An operator of a domain nobody defines is unimplemented too.
+  auto custom = RunText(R"(
+    <ir_version: 10, opset_import: ["" : 21, "com.example" : 1]>
+    g (float[1] x) => (float[1] y) { y = com.example.NoSuchOp (x) }
+  )", {Floats({1}, {1})});
+  ASSERT_FALSE(custom.ok());
+  EXPECT_EQ(custom.status().code(), StatusCode::kUnimplemented);
+  // One that ONNX does not define in its own domain is an invalid model.
+  auto unknown = RunText(R"(
     <ir_version: 10, opset_import: ["" : 21]>
     g (float[1] x) => (float[1] y) { y = NoSuchOp (x) }
   )", {Floats({1}, {1})});
-  ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(out.status().message().find("op not implemented: NoSuchOp"), std::string::npos);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().code(), StatusCode::kInvalidModel);
+  EXPECT_NE(unknown.status().message().find("defines no operator NoSuchOp"), std::string::npos);
 }
 
 TEST(EvaluatorTest, KernelErrorNamesModelAndNode) {

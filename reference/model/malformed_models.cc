@@ -150,12 +150,29 @@ StatusOr<std::vector<MalformedModel>> WriteMalformedModels(const std::string& di
   }
   {
     onnx::ModelProto m = BaseModel();
+    m.mutable_graph()->mutable_node(0)->set_op_type("LeakyRelu");
     auto* a = m.mutable_graph()->mutable_node(0)->add_attribute();
     a->set_name("alpha");
     a->set_type(onnx::AttributeProto::FLOAT);
     a->set_i(3);  // declared FLOAT, stores an INT
     PARITY_RETURN_IF_ERROR(emit("attribute_type_mismatch", "an attribute declared FLOAT holding an INT",
                                 "holds no value of that type", m.SerializeAsString()));
+  }
+  {
+    onnx::ModelProto m = BaseModel();
+    m.mutable_graph()->mutable_node(0)->set_op_type("Flatten");
+    auto* a = m.mutable_graph()->mutable_node(0)->add_attribute();
+    a->set_name("axis");
+    a->set_type(onnx::AttributeProto::FLOAT);  // the schema says INT
+    a->set_f(1.0f);
+    PARITY_RETURN_IF_ERROR(emit("attribute_wrong_type_for_op", "Flatten's axis given as a FLOAT",
+                                "is FLOAT but Flatten-21 declares it INT", m.SerializeAsString()));
+  }
+  {
+    onnx::ModelProto m = BaseModel();
+    m.mutable_graph()->mutable_node(0)->set_op_type("Cast");  // without its required 'to'
+    PARITY_RETURN_IF_ERROR(emit("missing_required_attribute", "a Cast without its required attribute 'to'",
+                                "lacks attribute 'to'", m.SerializeAsString()));
   }
   {
     // f calls g, g calls f.

@@ -9,6 +9,7 @@
 #include "reference/core/tensor.h"
 #include "reference/eval/evaluator.h"
 #include "reference/eval/registry.h"
+#include "reference/model/op_schemas.h"
 #include "reference/model/tensor_io.h"
 
 namespace parity {
@@ -36,8 +37,12 @@ class Validator {
       Problem("ir_version ", m.ir_version(), " is newer than the newest this build knows (", onnx::IR_VERSION, ")");
     }
     if (m.opset_import_size() == 0) Problem("the model imports no opset (opset_import is empty)");
+    for (const auto& f : m.functions()) {
+      local_functions_.insert({std::string(CanonicalDomain(f.domain())), f.name(), f.overload()});
+    }
     for (const auto& o : m.opset_import()) {
       const std::string d(CanonicalDomain(o.domain()));
+      opset_versions_[d] = o.version();
       if (!opsets_.insert(d).second) Problem("opset_import names domain '", o.domain(), "' twice");
       if (o.version() <= 0) Problem("opset_import of domain '", o.domain(), "' has version ", o.version());
     }
@@ -235,7 +240,10 @@ class Validator {
       const auto& node = graph.node(i);
       const std::string w = where + " " + NodeName(node, i);
       if (node.op_type().empty()) Problem(w, " has no op_type");
-      if (!in_function) CheckDomain(node, w, opsets_);
+      if (!in_function) {
+        CheckDomain(node, w, opsets_);
+        CheckAgainstSchema(node, w);
+      }
       for (const auto& in : node.input()) {
         if (!in.empty() && !visible.count(in)) Problem(w, " reads '", in, "', which no input, initializer or node defines");
       }
@@ -309,8 +317,62 @@ class Validator {
     }
   }
 
+  // A node of an ONNX domain against the schema of the pinned onnx release:
+  // the operator exists at the imported opset, its input and output counts,
+  // its attributes' names and types, and the required ones are present.
+  void CheckAgainstSchema(const onnx::NodeProto& node, const std::string& where) {
+    const std::string domain(CanonicalDomain(node.domain()));
+    if (local_functions_.count({domain, node.op_type(), node.overload()})) return;
+    const OpSchemas& schemas = OpSchemas::Onnx();
+    if (!schemas.KnowsDomain(domain)) return;  // a domain onnx does not define: nothing to check against
+    auto version = opset_versions_.find(domain);
+    if (version == opset_versions_.end()) return;  // reported by CheckDomain
+    const OpSchemaInfo* schema = schemas.Find(domain, node.op_type(), version->second);
+    if (!schema) {
+      if (schemas.KnowsOperator(domain, node.op_type())) {
+        Problem(where, ": ", node.op_type(), " does not exist yet at opset ", version->second, " of domain '",
+                node.domain(), "'");
+      } else {
+        Problem(where, ": onnx ", OpSchemas::OnnxVersion(), " defines no operator ", node.op_type(),
+                " in domain '", node.domain(), "'");
+      }
+      return;
+    }
+    const std::string label = StrCat(node.op_type(), "-", schema->since_version);
+    int present_inputs = node.input_size();
+    while (present_inputs > 0 && node.input(present_inputs - 1).empty()) --present_inputs;
+    if (present_inputs > schema->max_inputs) {
+      Problem(where, " has ", present_inputs, " inputs; ", label, " takes at most ", schema->max_inputs);
+    }
+    if (present_inputs < schema->min_inputs) {
+      Problem(where, " has ", present_inputs, " inputs; ", label, " needs at least ", schema->min_inputs);
+    }
+    if (node.output_size() > schema->max_outputs) {
+      Problem(where, " has ", node.output_size(), " outputs; ", label, " gives at most ", schema->max_outputs);
+    }
+    for (const auto& a : node.attribute()) {
+      auto it = schema->attributes.find(a.name());
+      if (it == schema->attributes.end()) {
+        Problem(where, " attribute '", a.name(), "' is not an attribute of ", label);
+      } else if (a.has_type() && a.type() != it->second.type && a.ref_attr_name().empty()) {
+        Problem(where, " attribute '", a.name(), "' is ",
+                onnx::AttributeProto::AttributeType_Name(a.type()), " but ", label, " declares it ",
+                onnx::AttributeProto::AttributeType_Name(
+                    static_cast<onnx::AttributeProto::AttributeType>(it->second.type)));
+      }
+    }
+    for (const auto& [name, attribute] : schema->attributes) {
+      if (!attribute.required) continue;
+      bool given = false;
+      for (const auto& a : node.attribute()) given |= a.name() == name;
+      if (!given) Problem(where, " lacks attribute '", name, "', which ", label, " requires");
+    }
+  }
+
   const LoadedModel& model_;
   ValidationOptions options_;
+  std::map<std::string, int64_t> opset_versions_;
+  std::set<std::tuple<std::string, std::string, std::string>> local_functions_;
   int64_t limit_ = 0;
   int depth_ = 0;
   std::set<std::string> opsets_;

@@ -80,6 +80,23 @@ TEST(ValidatorTest, DuplicateFunctionIdsAndUnimportedDomains) {
   EXPECT_TRUE(Mentions(problems, "domain 'com.nowhere', which is not in opset_import"));
 }
 
+TEST(ValidatorTest, NodesAreCheckedAgainstTheOnnxSchemaOfTheirOpset) {
+  auto problems = Validate(R"(
+    <ir_version: 10, opset_import: ["" : 13]>
+    g (float[2,3] x, float[2,3] q) => (float[2,3] a, float[2,3] b, float[2,3] c, float[3,2] d, float[2,3] e) {
+      a = Relu <alpha: float = 0.5> (x)
+      b = Attention (q, q, q)
+      c = Gemm (x, x, x, x)
+      d = Transpose <perm: floats = [1.0, 0.0]> (x)
+      e = NoSuchOperator (x)
+    })");
+  EXPECT_TRUE(Mentions(problems, "attribute 'alpha' is not an attribute of Relu-"));
+  EXPECT_TRUE(Mentions(problems, "Attention does not exist yet at opset 13"));
+  EXPECT_TRUE(Mentions(problems, "has 4 inputs; Gemm-13 takes at most 3"));
+  EXPECT_TRUE(Mentions(problems, "attribute 'perm' is FLOATS but Transpose-13 declares it INTS"));
+  EXPECT_TRUE(Mentions(problems, "defines no operator NoSuchOperator"));
+}
+
 TEST(ValidatorTest, SubgraphSeesOuterValuesButNotSiblings) {
   auto problems = Validate(R"(
     <ir_version: 10, opset_import: ["" : 21]>
