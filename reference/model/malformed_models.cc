@@ -90,8 +90,9 @@ StatusOr<std::vector<MalformedModel>> WriteMalformedModels(const std::string& di
     PARITY_RETURN_IF_ERROR(emit("truncated_" + std::to_string(cut), "the model's bytes cut short",
                                 "malformed or truncated", valid.substr(0, cut)));
   }
+  static const char kGarbage[] = "\xff\xff\xff\xff\x0f garbage \x00\x01";
   PARITY_RETURN_IF_ERROR(emit("garbage_bytes", "bytes that are no protobuf at all", "malformed or truncated",
-                              std::string("\xff\xff\xff\xff\x0f garbage \x00\x01", 19)));
+                              std::string(kGarbage, sizeof(kGarbage) - 1)));
   {
     // Nesting deeper than protobuf's recursion limit: If inside If inside ...
     onnx::ModelProto m = BaseModel();

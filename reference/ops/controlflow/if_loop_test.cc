@@ -10,7 +10,7 @@ namespace {
 using testing::Bool;
 using testing::Doubles;
 using testing::Floats;
-using testing::Ints;
+using testing::Int64Tensor;
 using testing::MakeGraph;
 using testing::TestRegistry;
 
@@ -57,7 +57,7 @@ onnx::GraphProto DoublingBody() {
 
 TEST(Loop, CarriesValuesAndStacksScanOutputsAlongANewAxis) {
   auto out = Runner("Loop", 11)
-                 .Input(Ints({}, {3}))
+                 .Input(Int64Tensor({}, {3}))
                  .Input(Bool(true))
                  .Input(Floats({2}, {1, -1}))
                  .Outputs(2)
@@ -71,7 +71,7 @@ TEST(Loop, CarriesValuesAndStacksScanOutputsAlongANewAxis) {
 
 TEST(Loop, ZeroIterationsGiveTheInitialValuesAndAnEmptyScanOutput) {
   auto out = Runner("Loop", 11)
-                 .Input(Ints({}, {0}))
+                 .Input(Int64Tensor({}, {0}))
                  .Input(Bool(true))
                  .Input(Floats({2}, {1, -1}))
                  .Outputs(2)
@@ -107,7 +107,7 @@ TEST(Loop, ACondInputStopsTheLoopWhenTheBodySaysSo) {
 
 TEST(Loop, TheTripCountBoundsAWhileLoop) {
   auto out = Runner("Loop", 13)
-                 .Input(Ints({}, {2}))
+                 .Input(Int64Tensor({}, {2}))
                  .Input(Bool(true))
                  .Input(Floats({}, {1}))
                  .Input(Floats({}, {10}))
@@ -120,7 +120,7 @@ TEST(Loop, TheTripCountBoundsAWhileLoop) {
 
 TEST(Loop, AFalseInitialCondRunsNoIteration) {
   auto out = Runner("Loop", 13)
-                 .Input(Ints({}, {5}))
+                 .Input(Int64Tensor({}, {5}))
                  .Input(Bool(false))
                  .Input(Floats({}, {1}))
                  .Input(Floats({}, {10}))
@@ -135,7 +135,7 @@ TEST(Loop, WithoutACondInputTheBodyCondIsIgnored) {
   onnx::GraphProto body =
       MakeGraph({{"i", DataType::kInt64}, {"c", DataType::kBool}, {"x"}}, {{"c_out", DataType::kBool}, {"x_out"}},
                 {{"Less", {"x", "x"}, {"c_out"}}, {"Add", {"x", "x"}, {"x_out"}}});  // c_out is always false
-  auto out = Runner("Loop", 16).Input(Ints({}, {3})).AbsentInput().Input(Floats({}, {1})).Attr("body", body).RunOne();
+  auto out = Runner("Loop", 16).Input(Int64Tensor({}, {3})).AbsentInput().Input(Floats({}, {1})).Attr("body", body).RunOne();
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(out->ToDoubles(), std::vector<double>({8}));
 }
@@ -146,7 +146,7 @@ TEST(Loop, CarriesSequences) {
       {{"c_out", DataType::kBool}, {"s_out", DataType::kInt64, {}, false, true}},
       {{"Identity", {"c"}, {"c_out"}}, {"SequenceInsert", {"s", "i"}, {"s_out"}}});
   Value empty = Value::FromSequence({}, DataType::kInt64);
-  auto out = Runner("Loop", 13).Input(Ints({}, {2})).AbsentInput().Input(empty).Attr("body", body).Run();
+  auto out = Runner("Loop", 13).Input(Int64Tensor({}, {2})).AbsentInput().Input(empty).Attr("body", body).Run();
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   ASSERT_TRUE((*out)[0].is_sequence());
   ASSERT_EQ((*out)[0].sequence().size(), 2u);
@@ -165,7 +165,7 @@ TEST(Loop, WrapsACarriedValueInAnOptionalWhenTheBodyDeclaresOne) {
   declared->Clear();
   *declared->mutable_optional_type()->mutable_elem_type() = element;
   Value initial = Value::SomeOptional(Value::FromSequence({}, DataType::kInt64));
-  auto out = Runner("Loop", 16).Input(Ints({}, {3})).AbsentInput().Input(initial).Attr("body", body).Run();
+  auto out = Runner("Loop", 16).Input(Int64Tensor({}, {3})).AbsentInput().Input(initial).Attr("body", body).Run();
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   ASSERT_TRUE((*out)[0].is_sequence());
   EXPECT_EQ((*out)[0].sequence().size(), 3u);

@@ -9,7 +9,7 @@ namespace {
 
 using testing::Doubles;
 using testing::Floats;
-using testing::Ints;
+using testing::Int64Tensor;
 using testing::MakeGraph;
 using testing::TestRegistry;
 
@@ -76,7 +76,7 @@ TEST(Scan8, RunsEachBatchForItsSequenceLengthAndPadsWithZeros) {
   auto out = NodeRunner("Scan")
                  .Opset(8)
                  .Registry(&TestRegistry())
-                 .Input(Ints({2}, {3, 1}))
+                 .Input(Int64Tensor({2}, {3, 1}))
                  .Input(Floats({2, 1}, {0, 100}))
                  .Input(Floats({2, 3, 1}, {1, 2, 3, 4, 5, 6}))
                  .Outputs(2)
@@ -93,7 +93,7 @@ TEST(Scan8, ReadsReversedInputsFromTheEndOfEachSequence) {
   auto out = NodeRunner("Scan")
                  .Opset(8)
                  .Registry(&TestRegistry())
-                 .Input(Ints({1}, {2}))
+                 .Input(Int64Tensor({1}, {2}))
                  .Input(Floats({1}, {0}))
                  .Input(Floats({1, 3}, {1, 2, 3}))
                  .Outputs(2)

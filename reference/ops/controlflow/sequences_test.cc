@@ -10,7 +10,7 @@ namespace {
 using testing::Bool;
 using testing::Doubles;
 using testing::Floats;
-using testing::Ints;
+using testing::Int64Tensor;
 using testing::MakeGraph;
 using testing::TestRegistry;
 
@@ -33,7 +33,7 @@ TEST(SequenceConstruct, KeepsTheOrderAndRejectsMixedTypes) {
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   ASSERT_EQ((*out)[0].sequence().size(), 2u);
   EXPECT_EQ(FirstOf((*out)[0], 1), std::vector<double>({2, 3}));
-  EXPECT_FALSE(Runner("SequenceConstruct").Input(Floats({1}, {1})).Input(Ints({1}, {2})).Run().ok());
+  EXPECT_FALSE(Runner("SequenceConstruct").Input(Floats({1}, {1})).Input(Int64Tensor({1}, {2})).Run().ok());
 }
 
 TEST(SequenceEmpty, CarriesItsDtype) {
@@ -48,11 +48,11 @@ TEST(SequenceInsert, InsertsAtTheEndOrAtANegativePosition) {
   auto back = Runner("SequenceInsert").Input(seq).Input(Floats({}, {9})).Run();
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(FirstOf((*back)[0], 2), std::vector<double>({9}));
-  auto front = Runner("SequenceInsert").Input(seq).Input(Floats({}, {9})).Input(Ints({}, {-2})).Run();
+  auto front = Runner("SequenceInsert").Input(seq).Input(Floats({}, {9})).Input(Int64Tensor({}, {-2})).Run();
   ASSERT_TRUE(front.ok()) << front.status().ToString();
   EXPECT_EQ(FirstOf((*front)[0], 0), std::vector<double>({9}));
-  EXPECT_FALSE(Runner("SequenceInsert").Input(seq).Input(Floats({}, {9})).Input(Ints({}, {3})).Run().ok());
-  EXPECT_FALSE(Runner("SequenceInsert").Input(seq).Input(Ints({}, {9})).Run().ok());
+  EXPECT_FALSE(Runner("SequenceInsert").Input(seq).Input(Floats({}, {9})).Input(Int64Tensor({}, {3})).Run().ok());
+  EXPECT_FALSE(Runner("SequenceInsert").Input(seq).Input(Int64Tensor({}, {9})).Run().ok());
 }
 
 TEST(SequenceErase, ErasesTheLastByDefault) {
@@ -61,18 +61,18 @@ TEST(SequenceErase, ErasesTheLastByDefault) {
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   ASSERT_EQ((*out)[0].sequence().size(), 2u);
   EXPECT_EQ(FirstOf((*out)[0], 1), std::vector<double>({2}));
-  auto first = Runner("SequenceErase").Input(seq).Input(Ints({}, {-3})).Run();
+  auto first = Runner("SequenceErase").Input(seq).Input(Int64Tensor({}, {-3})).Run();
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(FirstOf((*first)[0], 0), std::vector<double>({2}));
-  EXPECT_FALSE(Runner("SequenceErase").Input(seq).Input(Ints({}, {3})).Run().ok());
+  EXPECT_FALSE(Runner("SequenceErase").Input(seq).Input(Int64Tensor({}, {3})).Run().ok());
 }
 
 TEST(SequenceAtAndLength, IndexFromBothEnds) {
   Value seq = Seq({Floats({}, {1}), Floats({}, {2}), Floats({}, {3})});
-  auto at = Runner("SequenceAt").Input(seq).Input(Ints({}, {-1})).RunOne();
+  auto at = Runner("SequenceAt").Input(seq).Input(Int64Tensor({}, {-1})).RunOne();
   ASSERT_TRUE(at.ok());
   EXPECT_EQ(at->ToDoubles(), std::vector<double>({3}));
-  EXPECT_FALSE(Runner("SequenceAt").Input(seq).Input(Ints({}, {-4})).Run().ok());
+  EXPECT_FALSE(Runner("SequenceAt").Input(seq).Input(Int64Tensor({}, {-4})).Run().ok());
   auto len = Runner("SequenceLength").Input(seq).RunOne();
   ASSERT_TRUE(len.ok());
   EXPECT_EQ(len->dtype(), DataType::kInt64);
@@ -81,7 +81,7 @@ TEST(SequenceAtAndLength, IndexFromBothEnds) {
 }
 
 TEST(SplitToSequence, ScalarSplitLeavesAShorterLastPiece) {
-  auto out = Runner("SplitToSequence", 11).Input(Floats({5}, {1, 2, 3, 4, 5})).Input(Ints({}, {2})).Run();
+  auto out = Runner("SplitToSequence", 11).Input(Floats({5}, {1, 2, 3, 4, 5})).Input(Int64Tensor({}, {2})).Run();
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   ASSERT_EQ((*out)[0].sequence().size(), 3u);
   EXPECT_EQ(FirstOf((*out)[0], 2), std::vector<double>({5}));
@@ -89,7 +89,7 @@ TEST(SplitToSequence, ScalarSplitLeavesAShorterLastPiece) {
 
 TEST(SplitToSequence, ListSplitAndKeepdims) {
   Tensor x = Floats({2, 3}, {1, 2, 3, 4, 5, 6});
-  auto listed = Runner("SplitToSequence", 11).Input(x).Input(Ints({2}, {1, 2})).Attr("axis", int64_t{1}).Run();
+  auto listed = Runner("SplitToSequence", 11).Input(x).Input(Int64Tensor({2}, {1, 2})).Attr("axis", int64_t{1}).Run();
   ASSERT_TRUE(listed.ok()) << listed.status().ToString();
   EXPECT_EQ((*listed)[0].sequence()[1].tensor().shape(), Shape({2, 2}));
   EXPECT_EQ(FirstOf((*listed)[0], 1), std::vector<double>({2, 3, 5, 6}));
@@ -97,7 +97,7 @@ TEST(SplitToSequence, ListSplitAndKeepdims) {
   ASSERT_TRUE(dropped.ok());
   ASSERT_EQ((*dropped)[0].sequence().size(), 3u);
   EXPECT_EQ((*dropped)[0].sequence()[0].tensor().shape(), Shape({2}));
-  EXPECT_FALSE(Runner("SplitToSequence", 11).Input(x).Input(Ints({2}, {1, 1})).Attr("axis", int64_t{1}).Run().ok());
+  EXPECT_FALSE(Runner("SplitToSequence", 11).Input(x).Input(Int64Tensor({2}, {1, 1})).Attr("axis", int64_t{1}).Run().ok());
 }
 
 TEST(ConcatFromSequence, ConcatenatesOrStacks) {

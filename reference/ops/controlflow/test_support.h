@@ -1,5 +1,6 @@
 // Test-only helpers for the control-flow kernels (header-only, included by
-// the tests alone): hand-built subgraphs and a registry holding this
+// the tests alone): the shared builders of reference/eval/test_builders.h,
+// hand-built subgraphs and a registry holding this
 // family's kernels plus tiny Add, Identity and Less primitives, so that the
 // tests do not depend on other families' progress.
 #pragma once
@@ -10,6 +11,7 @@
 #include "onnx/onnx-ml.pb.h"
 #include "reference/core/value.h"
 #include "reference/eval/registry.h"
+#include "reference/eval/test_builders.h"
 #include "reference/ops/common.h"
 #include "reference/ops/families.h"
 
@@ -100,18 +102,13 @@ inline const OpRegistry& TestRegistry() {
   return *registry;
 }
 
-inline Tensor Floats(Shape shape, const std::vector<double>& values) {
-  return Tensor::FromDoubles(DataType::kFloat, std::move(shape), values).value();
-}
+using testing_util::Doubles;
+using testing_util::Floats;
+using testing_util::Int64Tensor;
 
-inline Tensor Ints(Shape shape, const std::vector<int64_t>& values) { return Tensor::FromInt64s(std::move(shape), values); }
+inline Tensor Bool(bool value) { return testing_util::MakeBools({}, {value ? 1 : 0}); }
 
-inline Tensor Bool(bool value) {
-  Tensor t = Tensor::Create(DataType::kBool, {}).value();
-  t.SetInt64(0, value ? 1 : 0);
-  return t;
-}
-
-inline std::vector<double> Doubles(const Value& v) { return v.tensor().ToDoubles(); }
+// The elements of a tensor value.
+inline std::vector<double> Doubles(const Value& v) { return Doubles(v.tensor()); }
 
 }  // namespace parity::ops::controlflow::testing

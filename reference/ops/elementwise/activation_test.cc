@@ -15,7 +15,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 TEST(ActivationTest, ReluOnFloatsAndIntegers) {
   EXPECT_EQ(Doubles(RunOk(Node("Relu", 14, {Make(DataType::kFloat, {-1, 0, 2})}))), (std::vector<double>{0, 0, 2}));
-  EXPECT_EQ(Ints(RunOk(Node("Relu", 14, {MakeInts(DataType::kInt8, {-128, 127})}))), (std::vector<int64_t>{0, 127}));
+  EXPECT_EQ(Int64s(RunOk(Node("Relu", 14, {MakeInts(DataType::kInt8, {-128, 127})}))), (std::vector<int64_t>{0, 127}));
   RunError(Node("Relu", 13, {MakeInts(DataType::kInt8, {1})}));  // integers from Relu-14
   EXPECT_TRUE(std::isnan(Doubles(RunOk(Node("Relu", 14, {Make(DataType::kFloat, {kNaN})})))[0]));
 }
@@ -86,7 +86,7 @@ TEST(ActivationTest, ShrinkOnFloatsAndIntegers) {
   EXPECT_EQ(Doubles(RunOk(Node("Shrink", 9, {x}).Attr("lambd", 1.5f))), (std::vector<double>{-2, 0, 0, 0, 2}));
   EXPECT_EQ(Doubles(RunOk(Node("Shrink", 9, {x}).Attr("lambd", 0.5f).Attr("bias", 1.5f))),
             (std::vector<double>{-0.5, 0, 0, -0.5, 0.5}));
-  EXPECT_EQ(Ints(RunOk(Node("Shrink", 9, {MakeInts(DataType::kInt32, {-5, 0, 5})}).Attr("bias", 2.0f))),
+  EXPECT_EQ(Int64s(RunOk(Node("Shrink", 9, {MakeInts(DataType::kInt32, {-5, 0, 5})}).Attr("bias", 2.0f))),
             (std::vector<int64_t>{-3, 0, 3}));
 }
 
@@ -110,7 +110,7 @@ TEST(PReluTest, SlopeMayNotWidenX) {
 }
 
 TEST(PReluTest, IntegersAndChannelSlopesBeforeOpset7) {
-  EXPECT_EQ(Ints(RunOk(Node("PRelu", 9, {MakeInts(DataType::kInt32, {-3, 4}), MakeInts(DataType::kInt32, {2})}))),
+  EXPECT_EQ(Int64s(RunOk(Node("PRelu", 9, {MakeInts(DataType::kInt32, {-3, 4}), MakeInts(DataType::kInt32, {2})}))),
             (std::vector<int64_t>{-6, 4}));
   // PRelu-6: a 1-D slope of X's channel count applies per channel (dimension 1).
   const Tensor x = Make(DataType::kFloat, {1, 2, 2}, {-1, -1, -1, -1});

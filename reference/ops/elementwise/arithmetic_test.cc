@@ -16,13 +16,13 @@ constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 TEST(ArithmeticTest, IntegerResultsWrapToTheirWidth) {
   const Tensor a = MakeInts(DataType::kInt8, {127, -128, 100});
   const Tensor b = MakeInts(DataType::kInt8, {1, -1, 2});
-  EXPECT_EQ(Ints(RunOk(Node("Add", 14, {a, b}))), (std::vector<int64_t>{-128, 127, 102}));
-  EXPECT_EQ(Ints(RunOk(Node("Mul", 14, {a, b}))), (std::vector<int64_t>{127, -128, -56}));
+  EXPECT_EQ(Int64s(RunOk(Node("Add", 14, {a, b}))), (std::vector<int64_t>{-128, 127, 102}));
+  EXPECT_EQ(Int64s(RunOk(Node("Mul", 14, {a, b}))), (std::vector<int64_t>{127, -128, -56}));
   const Tensor u = MakeInts(DataType::kUint32, {1, 0});
   const Tensor v = MakeInts(DataType::kUint32, {2, 1});
-  EXPECT_EQ(Ints(RunOk(Node("Sub", 14, {u, v}))), (std::vector<int64_t>{4294967295, 4294967295}));
+  EXPECT_EQ(Int64s(RunOk(Node("Sub", 14, {u, v}))), (std::vector<int64_t>{4294967295, 4294967295}));
   const Tensor big = MakeInts(DataType::kInt64, {kInt64Max, kInt64Min});
-  EXPECT_EQ(Ints(RunOk(Node("Add", 14, {big, MakeInts(DataType::kInt64, {1, -1})}))),
+  EXPECT_EQ(Int64s(RunOk(Node("Add", 14, {big, MakeInts(DataType::kInt64, {1, -1})}))),
             (std::vector<int64_t>{kInt64Min, kInt64Max}));
 }
 
@@ -49,13 +49,13 @@ TEST(ArithmeticTest, FloatResultsRoundOnce) {
 TEST(DivTest, IntegerDivisionTruncatesTowardZero) {
   const Tensor a = MakeInts(DataType::kInt32, {7, -7, 7, -7, 0});
   const Tensor b = MakeInts(DataType::kInt32, {2, 2, -2, -2, 5});
-  EXPECT_EQ(Ints(RunOk(Node("Div", 14, {a, b}))), (std::vector<int64_t>{3, -3, -3, 3, 0}));
+  EXPECT_EQ(Int64s(RunOk(Node("Div", 14, {a, b}))), (std::vector<int64_t>{3, -3, -3, 3, 0}));
 }
 
 TEST(DivTest, MostNegativeByMinusOneWraps) {
-  EXPECT_EQ(Ints(RunOk(Node("Div", 14, {MakeInts(DataType::kInt64, {kInt64Min}), MakeInts(DataType::kInt64, {-1})}))),
+  EXPECT_EQ(Int64s(RunOk(Node("Div", 14, {MakeInts(DataType::kInt64, {kInt64Min}), MakeInts(DataType::kInt64, {-1})}))),
             (std::vector<int64_t>{kInt64Min}));
-  EXPECT_EQ(Ints(RunOk(Node("Div", 14, {MakeInts(DataType::kInt8, {-128}), MakeInts(DataType::kInt8, {-1})}))),
+  EXPECT_EQ(Int64s(RunOk(Node("Div", 14, {MakeInts(DataType::kInt8, {-128}), MakeInts(DataType::kInt8, {-1})}))),
             (std::vector<int64_t>{-128}));
 }
 
@@ -72,16 +72,16 @@ TEST(DivTest, IntegerDivisionByZeroIsAnError) {
 TEST(ModTest, IntegerModTakesTheDivisorsSign) {
   const Tensor a = MakeInts(DataType::kInt32, {-4, 7, 5, 4, -7, 8});
   const Tensor b = MakeInts(DataType::kInt32, {2, -3, 8, -2, 3, 5});
-  EXPECT_EQ(Ints(RunOk(Node("Mod", 13, {a, b}))), (std::vector<int64_t>{0, -2, 5, 0, 2, 3}));
-  EXPECT_EQ(Ints(RunOk(Node("Mod", 13, {a, b}).Attr("fmod", int64_t{1}))),
+  EXPECT_EQ(Int64s(RunOk(Node("Mod", 13, {a, b}))), (std::vector<int64_t>{0, -2, 5, 0, 2, 3}));
+  EXPECT_EQ(Int64s(RunOk(Node("Mod", 13, {a, b}).Attr("fmod", int64_t{1}))),
             (std::vector<int64_t>{0, 1, 5, 0, -1, 3}));
 }
 
 TEST(ModTest, MostNegativeModMinusOneIsZero) {
   const Tensor a = MakeInts(DataType::kInt64, {kInt64Min});
   const Tensor b = MakeInts(DataType::kInt64, {-1});
-  EXPECT_EQ(Ints(RunOk(Node("Mod", 13, {a, b}))), (std::vector<int64_t>{0}));
-  EXPECT_EQ(Ints(RunOk(Node("Mod", 13, {a, b}).Attr("fmod", int64_t{1}))), (std::vector<int64_t>{0}));
+  EXPECT_EQ(Int64s(RunOk(Node("Mod", 13, {a, b}))), (std::vector<int64_t>{0}));
+  EXPECT_EQ(Int64s(RunOk(Node("Mod", 13, {a, b}).Attr("fmod", int64_t{1}))), (std::vector<int64_t>{0}));
 }
 
 TEST(ModTest, FloatFmodZeroIsDefinedOnlyFromOpset28) {
@@ -121,16 +121,16 @@ TEST(ModTest, BadFmodAndZeroDivisor) {
 TEST(PowTest, IntegerPowersAreExactAndWrap) {
   const Tensor a = MakeInts(DataType::kInt32, {2, 3, -2, 2, 7});
   const Tensor b = MakeInts(DataType::kInt32, {10, 3, 3, 31, 0});
-  EXPECT_EQ(Ints(RunOk(Node("Pow", 15, {a, b}))), (std::vector<int64_t>{1024, 27, -8, -2147483648, 1}));
+  EXPECT_EQ(Int64s(RunOk(Node("Pow", 15, {a, b}))), (std::vector<int64_t>{1024, 27, -8, -2147483648, 1}));
   const Tensor big = MakeInts(DataType::kInt64, {3});
-  EXPECT_EQ(Ints(RunOk(Node("Pow", 15, {big, MakeInts(DataType::kInt64, {39})}))),
+  EXPECT_EQ(Int64s(RunOk(Node("Pow", 15, {big, MakeInts(DataType::kInt64, {39})}))),
             (std::vector<int64_t>{4052555153018976267}));  // 3^39 < 2^63, beyond double's 2^53
 }
 
 TEST(PowTest, NegativeIntegerExponentTruncates) {
   const Tensor a = MakeInts(DataType::kInt64, {1, -1, -1, 2});
   const Tensor b = MakeInts(DataType::kInt64, {-5, -3, -2, -1});
-  EXPECT_EQ(Ints(RunOk(Node("Pow", 15, {a, b}))), (std::vector<int64_t>{1, -1, 1, 0}));
+  EXPECT_EQ(Int64s(RunOk(Node("Pow", 15, {a, b}))), (std::vector<int64_t>{1, -1, 1, 0}));
   RunError(Node("Pow", 15, {MakeInts(DataType::kInt64, {0}), MakeInts(DataType::kInt64, {-1})}));
 }
 
@@ -142,7 +142,7 @@ TEST(PowTest, MixedTypesTakeTheBasesType) {
   // Integer base, float exponent: the double power truncated toward zero.
   const Tensor i = RunOk(Node("Pow", 15, {MakeInts(DataType::kInt32, {2, 9}), Make(DataType::kFloat, {0.5, 0.5})}));
   EXPECT_EQ(i.dtype(), DataType::kInt32);
-  EXPECT_EQ(Ints(i), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(Int64s(i), (std::vector<int64_t>{1, 3}));
 }
 
 TEST(PowTest, BeforeOpset12BaseAndExponentShareAType) {

@@ -26,7 +26,7 @@ TEST(ElementwiseTypesTest, EachVersionAcceptsOnlyItsTypes) {
   // Add-13 has no int8; Add-14 adds it.
   const std::string message = RunError(Node("Add", 13, {a, a}));
   EXPECT_NE(message.find("int8"), std::string::npos) << message;
-  EXPECT_EQ(Ints(RunOk(Node("Add", 14, {a, a}))), (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(Int64s(RunOk(Node("Add", 14, {a, a}))), (std::vector<int64_t>{2, 4}));
   // bfloat16 arrives in Sin-22.
   const Tensor b = Make(DataType::kBfloat16, {0.5});
   RunError(Node("Sin", 21, {b}));

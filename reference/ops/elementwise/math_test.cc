@@ -14,14 +14,14 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 TEST(MathTest, AbsNegSignOnIntegers) {
   const Tensor x = MakeInts(DataType::kInt8, {-128, -3, 0, 5});
-  EXPECT_EQ(Ints(RunOk(Node("Abs", 13, {x}))), (std::vector<int64_t>{-128, 3, 0, 5}));  // wraps like numpy
-  EXPECT_EQ(Ints(RunOk(Node("Neg", 13, {x}))), (std::vector<int64_t>{-128, 3, 0, -5}));
-  EXPECT_EQ(Ints(RunOk(Node("Sign", 13, {x}))), (std::vector<int64_t>{-1, -1, 0, 1}));
+  EXPECT_EQ(Int64s(RunOk(Node("Abs", 13, {x}))), (std::vector<int64_t>{-128, 3, 0, 5}));  // wraps like numpy
+  EXPECT_EQ(Int64s(RunOk(Node("Neg", 13, {x}))), (std::vector<int64_t>{-128, 3, 0, -5}));
+  EXPECT_EQ(Int64s(RunOk(Node("Sign", 13, {x}))), (std::vector<int64_t>{-1, -1, 0, 1}));
   const Tensor u = MakeUint64s({0, UINT64_MAX});
   EXPECT_EQ(RunOk(Node("Abs", 13, {u})).GetUint64(1), UINT64_MAX);
-  EXPECT_EQ(Ints(RunOk(Node("Sign", 13, {u}))), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(Int64s(RunOk(Node("Sign", 13, {u}))), (std::vector<int64_t>{0, 1}));
   const Tensor min64 = MakeInts(DataType::kInt64, {std::numeric_limits<int64_t>::min()});
-  EXPECT_EQ(Ints(RunOk(Node("Neg", 13, {min64}))), Ints(min64));
+  EXPECT_EQ(Int64s(RunOk(Node("Neg", 13, {min64}))), Int64s(min64));
   RunError(Node("Neg", 13, {MakeInts(DataType::kUint8, {1})}));  // Neg has no unsigned types
 }
 
@@ -87,7 +87,7 @@ TEST(MathTest, TranscendentalsRoundOnceToFloat32) {
 }
 
 TEST(MathTest, IntegerErfTruncatesToZero) {
-  EXPECT_EQ(Ints(RunOk(Node("Erf", 9, {MakeInts(DataType::kInt32, {-3, 0, 3})}))), (std::vector<int64_t>{0, 0, 0}));
+  EXPECT_EQ(Int64s(RunOk(Node("Erf", 9, {MakeInts(DataType::kInt32, {-3, 0, 3})}))), (std::vector<int64_t>{0, 0, 0}));
   RunError(Node("Erf", 13, {MakeInts(DataType::kInt32, {1})}));
 }
 

@@ -24,7 +24,7 @@ TEST(VariadicTest, MaxMinOverThreeBroadcastInputs) {
 
 TEST(VariadicTest, OneInputIsACopy) {
   const Tensor a = MakeInts(DataType::kInt8, {-1, 4});
-  EXPECT_EQ(Ints(RunOk(Node("Max", 13, {a}))), (std::vector<int64_t>{-1, 4}));
+  EXPECT_EQ(Int64s(RunOk(Node("Max", 13, {a}))), (std::vector<int64_t>{-1, 4}));
   EXPECT_EQ(Doubles(RunOk(Node("Sum", 13, {Make(DataType::kFloat, {1.5})}))), (std::vector<double>{1.5}));
 }
 
@@ -97,7 +97,7 @@ TEST(ClipTest, MinAboveMaxGivesMax) {
 
 TEST(ClipTest, IntegersAndNaN) {
   const Tensor x = MakeInts(DataType::kInt8, {-128, 0, 127});
-  EXPECT_EQ(Ints(RunOk(Node("Clip", 13, {x, MakeInts(DataType::kInt8, {}, {0})}))),
+  EXPECT_EQ(Int64s(RunOk(Node("Clip", 13, {x, MakeInts(DataType::kInt8, {}, {0})}))),
             (std::vector<int64_t>{0, 0, 127}));
   RunError(Node("Clip", 11, {x}));  // integers from Clip-12
   const Tensor n = Make(DataType::kFloat, {kNaN});

@@ -1,26 +1,21 @@
-// Small helpers for the nn family's kernel tests: building tensors from
-// literal values and reading results back.
+// Small helpers for the nn family's kernel tests: the shared builders of
+// reference/eval/test_builders.h, plus attribute spellings, Iota, and runs
+// against the reference registry.
 #pragma once
 
+#include <cstdint>
+#include <initializer_list>
+#include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "reference/core/tensor.h"
 #include "reference/eval/node_runner.h"
+#include "reference/eval/test_builders.h"
 
 namespace parity::ops::nn::testing {
 
-// A tensor of `dtype` holding `values` (rounded once, as FromDoubles does).
-inline Tensor Make(DataType dtype, Shape shape, const std::vector<double>& values) {
-  StatusOr<Tensor> t = Tensor::FromDoubles(dtype, std::move(shape), values);
-  EXPECT_TRUE(t.ok()) << t.status().ToString();
-  return t.ok() ? std::move(t).value() : Tensor();
-}
-
-inline Tensor Floats(Shape shape, const std::vector<double>& values) {
-  return Make(DataType::kFloat, std::move(shape), values);
-}
+using testing_util::Floats;
+using testing_util::Make;
 
 // 0, 1, 2, ... as float32 of `shape`.
 inline Tensor Iota(Shape shape) {
@@ -48,17 +43,9 @@ inline NodeRunner WithReference(const NodeRunner& runner) {
 inline StatusOr<std::vector<Value>> RunAll(const NodeRunner& runner) { return WithReference(runner).Run(); }
 
 // Runs the node and returns its first output; fails the test on an error.
-inline Tensor RunOk(const NodeRunner& runner) {
-  StatusOr<Tensor> out = WithReference(runner).RunOne();
-  EXPECT_TRUE(out.ok()) << out.status().ToString();
-  return out.ok() ? std::move(out).value() : Tensor();
-}
+inline Tensor RunOk(const NodeRunner& runner) { return testing_util::RunOk(WithReference(runner)); }
 
 // The error message of a run that must fail (empty if it succeeded).
-inline std::string RunError(const NodeRunner& runner) {
-  StatusOr<std::vector<Value>> out = WithReference(runner).Run();
-  EXPECT_FALSE(out.ok()) << "expected an error";
-  return out.ok() ? std::string() : out.status().message();
-}
+inline std::string RunError(const NodeRunner& runner) { return testing_util::RunError(WithReference(runner)); }
 
 }  // namespace parity::ops::nn::testing

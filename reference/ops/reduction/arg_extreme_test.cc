@@ -5,7 +5,7 @@ namespace parity::ops {
 namespace {
 
 using testing::Floats;
-using testing::Ints;
+using testing::Int64Tensor;
 using testing::RunOutput;
 
 TEST(ArgExtremeTest, ArgMaxFirstAndLastIndex) {
@@ -30,7 +30,7 @@ TEST(ArgExtremeTest, ArgMinNoKeepdimsNegativeAxis) {
 
 TEST(ArgExtremeTest, Int64ComparesExactly) {
   const int64_t big = int64_t{1} << 60;
-  Tensor y = RunOutput(NodeRunner("ArgMax").Opset(13).Input(Ints({2}, {big, big + 1})));
+  Tensor y = RunOutput(NodeRunner("ArgMax").Opset(13).Input(Int64Tensor({2}, {big, big + 1})));
   EXPECT_EQ(y.GetInt64(0), 1);
 }
 

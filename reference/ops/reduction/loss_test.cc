@@ -9,7 +9,7 @@ namespace {
 
 using testing::ExpectNear;
 using testing::Floats;
-using testing::Ints;
+using testing::Int64Tensor;
 using testing::RunOutput;
 
 // Input (N=2, C=3) log-probabilities.
@@ -17,7 +17,7 @@ const std::vector<double> kInput = {-1, -2, -3, -4, -5, -6};
 
 TEST(NllLossTest, Reductions) {
   const Tensor x = Floats({2, 3}, kInput);
-  const Tensor target = Ints({2}, {0, 2});
+  const Tensor target = Int64Tensor({2}, {0, 2});
   auto run = [&](const char* reduction) {
     return RunOutput(NodeRunner("NegativeLogLikelihoodLoss").Opset(13).Input(x).Input(target).Attr("reduction", std::string(reduction)));
   };
@@ -30,7 +30,7 @@ TEST(NllLossTest, WeightedMeanDividesByTotalWeight) {
   Tensor y = RunOutput(NodeRunner("NegativeLogLikelihoodLoss")
                            .Opset(13)
                            .Input(Floats({2, 3}, kInput))
-                           .Input(Ints({2}, {0, 2}))
+                           .Input(Int64Tensor({2}, {0, 2}))
                            .Input(Floats({3}, {1, 0, 3})));
   ExpectNear(y, {}, {(1 + 18) / 4.0});
 }
@@ -39,14 +39,14 @@ TEST(NllLossTest, IgnoreIndexMayBeOutOfRange) {
   Tensor y = RunOutput(NodeRunner("NegativeLogLikelihoodLoss")
                            .Opset(13)
                            .Input(Floats({2, 3}, kInput))
-                           .Input(Ints({2}, {-1, 1}))
+                           .Input(Int64Tensor({2}, {-1, 1}))
                            .Attr("ignore_index", int64_t{-1}));
   ExpectNear(y, {}, {5});
 }
 
 TEST(NllLossTest, OutOfRangeTargetIsAnError) {
   EXPECT_FALSE(
-      NodeRunner("NegativeLogLikelihoodLoss").Opset(13).Input(Floats({2, 3}, kInput)).Input(Ints({2}, {0, 3})).Run().ok());
+      NodeRunner("NegativeLogLikelihoodLoss").Opset(13).Input(Floats({2, 3}, kInput)).Input(Int64Tensor({2}, {0, 3})).Run().ok());
 }
 
 TEST(SoftmaxCrossEntropyTest, LossAndLogProb) {
@@ -54,7 +54,7 @@ TEST(SoftmaxCrossEntropyTest, LossAndLogProb) {
                                          .Opset(13)
                                          .Outputs(2)
                                          .Input(Floats({1, 2}, {0, 0}))
-                                         .Input(Ints({1}, {1}))
+                                         .Input(Int64Tensor({1}, {1}))
                                          .Run();
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   ASSERT_EQ(out->size(), 2u);
@@ -67,7 +67,7 @@ TEST(SoftmaxCrossEntropyTest, SpatialDimensions) {
   Tensor y = RunOutput(NodeRunner("SoftmaxCrossEntropyLoss")
                            .Opset(13)
                            .Input(Floats({1, 2, 2}, {0, 0, 0, std::log(3.0)}))
-                           .Input(Ints({1, 2}, {0, 1}))
+                           .Input(Int64Tensor({1, 2}, {0, 1}))
                            .Attr("reduction", std::string("none")));
   ExpectNear(y, {1, 2}, {std::log(2.0), std::log(4.0 / 3.0)});
 }

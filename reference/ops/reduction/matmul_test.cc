@@ -7,7 +7,7 @@ namespace {
 
 using testing::ExpectNear;
 using testing::Floats;
-using testing::Ints;
+using testing::Int64Tensor;
 using testing::RunOutput;
 
 TEST(MatMulTest, VectorTimesMatrixDropsTheAddedAxis) {
@@ -28,7 +28,7 @@ TEST(MatMulTest, BatchBroadcast) {
 
 TEST(MatMulTest, Int64IsExact) {
   const int64_t big = (int64_t{1} << 53) + 1;
-  Tensor y = RunOutput(NodeRunner("MatMul").Opset(13).Input(Ints({1, 2}, {big, 1})).Input(Ints({2, 1}, {1, 1})));
+  Tensor y = RunOutput(NodeRunner("MatMul").Opset(13).Input(Int64Tensor({1, 2}, {big, 1})).Input(Int64Tensor({2, 1}, {1, 1})));
   EXPECT_EQ(y.GetInt64(0), big + 1);
 }
 

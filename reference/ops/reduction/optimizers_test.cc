@@ -8,7 +8,7 @@ namespace {
 
 using testing::ExpectNear;
 using testing::Floats;
-using testing::Ints;
+using testing::Int64Tensor;
 
 constexpr const char* kTraining = "ai.onnx.preview.training";
 
@@ -16,7 +16,7 @@ StatusOr<std::vector<Value>> RunTraining(NodeRunner& r) { return r.Run(); }
 
 TEST(OptimizerTest, AdagradOneStep) {
   NodeRunner r("Adagrad", kTraining);
-  r.Import("", 13).Outputs(2).Input(Floats({}, {0.5})).Input(Ints({}, {1})).Input(Floats({1}, {1}))
+  r.Import("", 13).Outputs(2).Input(Floats({}, {0.5})).Input(Int64Tensor({}, {1})).Input(Floats({1}, {1}))
       .Input(Floats({1}, {2})).Input(Floats({1}, {0}))
       .Attr("decay_factor", 1.0f).Attr("epsilon", 0.0f);
   StatusOr<std::vector<Value>> out = RunTraining(r);
@@ -29,7 +29,7 @@ TEST(OptimizerTest, AdagradOneStep) {
 TEST(OptimizerTest, MomentumStandardAndNesterov) {
   for (const char* mode : {"standard", "nesterov"}) {
     NodeRunner r("Momentum", kTraining);
-    r.Import("", 13).Outputs(2).Input(Floats({}, {0.1})).Input(Ints({}, {0})).Input(Floats({1}, {1}))
+    r.Import("", 13).Outputs(2).Input(Floats({}, {0.1})).Input(Int64Tensor({}, {0})).Input(Floats({1}, {1}))
         .Input(Floats({1}, {2})).Input(Floats({1}, {3}))
         .Attr("alpha", 0.5f).Attr("beta", 0.25f).Attr("norm_coefficient", 0.0f).Attr("mode", std::string(mode));
     StatusOr<std::vector<Value>> out = RunTraining(r);
@@ -43,7 +43,7 @@ TEST(OptimizerTest, MomentumStandardAndNesterov) {
 
 TEST(OptimizerTest, AdamBiasCorrection) {
   NodeRunner r("Adam", kTraining);
-  r.Import("", 13).Outputs(3).Input(Floats({}, {0.1})).Input(Ints({}, {1})).Input(Floats({1}, {1}))
+  r.Import("", 13).Outputs(3).Input(Floats({}, {0.1})).Input(Int64Tensor({}, {1})).Input(Floats({1}, {1}))
       .Input(Floats({1}, {2})).Input(Floats({1}, {0})).Input(Floats({1}, {0}))
       .Attr("alpha", 0.5f).Attr("beta", 0.75f).Attr("epsilon", 0.0f);
   StatusOr<std::vector<Value>> out = RunTraining(r);
@@ -57,7 +57,7 @@ TEST(OptimizerTest, AdamBiasCorrection) {
 
 TEST(OptimizerTest, WrongInputCountIsAnError) {
   NodeRunner r("Adam", kTraining);
-  r.Import("", 13).Input(Floats({}, {0.1})).Input(Ints({}, {1})).Input(Floats({1}, {1}));
+  r.Import("", 13).Input(Floats({}, {0.1})).Input(Int64Tensor({}, {1})).Input(Floats({1}, {1}));
   EXPECT_FALSE(r.Run().ok());
 }
 

@@ -10,14 +10,14 @@ namespace {
 
 using testing::ExpectNear;
 using testing::Floats;
-using testing::Ints;
+using testing::Int64Tensor;
 using testing::Make;
 using testing::RunOutput;
 
 const std::vector<double> k2x3 = {1, 2, 3, 4, 5, 6};
 
 TEST(ReduceTest, SumAxesInputKeepdims) {
-  Tensor y = RunOutput(NodeRunner("ReduceSum").Opset(13).Input(Floats({2, 3}, k2x3)).Input(Ints({1}, {1})));
+  Tensor y = RunOutput(NodeRunner("ReduceSum").Opset(13).Input(Floats({2, 3}, k2x3)).Input(Int64Tensor({1}, {1})));
   ExpectNear(y, {2, 1}, {6, 15});
 }
 
@@ -36,13 +36,13 @@ TEST(ReduceTest, NoopWithEmptyAxesReducesSingletons) {
   Tensor y = RunOutput(NodeRunner("ReduceSumSquare")
                            .Opset(18)
                            .Input(Floats({2, 3}, k2x3))
-                           .Input(Ints({0}, {}))
+                           .Input(Int64Tensor({0}, {}))
                            .Attr("noop_with_empty_axes", int64_t{1}));
   ExpectNear(y, {2, 3}, {1, 4, 9, 16, 25, 36});
 }
 
 TEST(ReduceTest, NegativeAxis) {
-  Tensor y = RunOutput(NodeRunner("ReduceMax").Opset(18).Input(Floats({2, 3}, k2x3)).Input(Ints({1}, {-1})));
+  Tensor y = RunOutput(NodeRunner("ReduceMax").Opset(18).Input(Floats({2, 3}, k2x3)).Input(Int64Tensor({1}, {-1})));
   ExpectNear(y, {2, 1}, {3, 6});
 }
 
@@ -55,21 +55,21 @@ TEST(ReduceTest, EmptySetIdentities) {
   } cases[] = {{"ReduceSum", 0},       {"ReduceProd", 1},  {"ReduceMax", -inf},      {"ReduceMin", inf},
                {"ReduceLogSum", -inf}, {"ReduceL2", 0},    {"ReduceLogSumExp", -inf}, {"ReduceSumSquare", 0}};
   for (const Case& c : cases) {
-    Tensor y = RunOutput(NodeRunner(c.op).Opset(18).Input(empty).Input(Ints({1}, {1})));
+    Tensor y = RunOutput(NodeRunner(c.op).Opset(18).Input(empty).Input(Int64Tensor({1}, {1})));
     ASSERT_EQ(y.shape(), (Shape{2, 1, 4})) << c.op;
     EXPECT_EQ(y.GetDouble(0), c.expected) << c.op;
   }
 }
 
 TEST(ReduceTest, EmptySetIntegerMaxIsTypeMinimum) {
-  Tensor y = RunOutput(NodeRunner("ReduceMax").Opset(20).Input(Make(DataType::kInt32, {0}, {})).Input(Ints({1}, {0})));
+  Tensor y = RunOutput(NodeRunner("ReduceMax").Opset(20).Input(Make(DataType::kInt32, {0}, {})).Input(Int64Tensor({1}, {0})));
   EXPECT_EQ(y.GetInt64(0), std::numeric_limits<int32_t>::min());
 }
 
 TEST(ReduceTest, BoolMaxAndMin) {
   const Tensor b = Make(DataType::kBool, {2, 2}, {1, 0, 0, 0});
-  Tensor mx = RunOutput(NodeRunner("ReduceMax").Opset(20).Input(b).Input(Ints({1}, {1})));
-  Tensor mn = RunOutput(NodeRunner("ReduceMin").Opset(20).Input(b).Input(Ints({1}, {1})));
+  Tensor mx = RunOutput(NodeRunner("ReduceMax").Opset(20).Input(b).Input(Int64Tensor({1}, {1})));
+  Tensor mn = RunOutput(NodeRunner("ReduceMin").Opset(20).Input(b).Input(Int64Tensor({1}, {1})));
   EXPECT_EQ(mx.dtype(), DataType::kBool);
   EXPECT_EQ(mx.ToInt64s(), (std::vector<int64_t>{1, 0}));
   EXPECT_EQ(mn.ToInt64s(), (std::vector<int64_t>{0, 0}));
@@ -77,7 +77,7 @@ TEST(ReduceTest, BoolMaxAndMin) {
 
 TEST(ReduceTest, Int64SumIsExactBeyondDoublePrecision) {
   const int64_t big = (int64_t{1} << 53) + 1;
-  Tensor y = RunOutput(NodeRunner("ReduceSum").Opset(13).Input(Ints({2}, {big, 2})));
+  Tensor y = RunOutput(NodeRunner("ReduceSum").Opset(13).Input(Int64Tensor({2}, {big, 2})));
   EXPECT_EQ(y.GetInt64(0), big + 2);
 }
 
@@ -105,13 +105,13 @@ TEST(ReduceTest, L1AndLogSum) {
 
 TEST(ReduceTest, DuplicateAxisIsAnError) {
   StatusOr<std::vector<Value>> out =
-      NodeRunner("ReduceSum").Opset(13).Input(Floats({2, 3}, k2x3)).Input(Ints({2}, {1, -1})).Run();
+      NodeRunner("ReduceSum").Opset(13).Input(Floats({2, 3}, k2x3)).Input(Int64Tensor({2}, {1, -1})).Run();
   ASSERT_FALSE(out.ok());
   EXPECT_NE(out.status().message().find("twice"), std::string::npos) << out.status().message();
 }
 
 TEST(ReduceTest, OutOfRangeAxisIsAnError) {
-  EXPECT_FALSE(NodeRunner("ReduceMean").Opset(18).Input(Floats({2, 3}, k2x3)).Input(Ints({1}, {2})).Run().ok());
+  EXPECT_FALSE(NodeRunner("ReduceMean").Opset(18).Input(Floats({2, 3}, k2x3)).Input(Int64Tensor({1}, {2})).Run().ok());
 }
 
 }  // namespace

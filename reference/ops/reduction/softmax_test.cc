@@ -37,7 +37,7 @@ TEST(HardmaxTest, FirstMaximumWins) {
 }
 
 TEST(SoftmaxTest, IntegerInputIsAnError) {
-  EXPECT_FALSE(NodeRunner("Softmax").Opset(13).Input(testing::Ints({2}, {1, 2})).Run().ok());
+  EXPECT_FALSE(NodeRunner("Softmax").Opset(13).Input(testing::Int64Tensor({2}, {1, 2})).Run().ok());
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
-// Small helpers for the reduction family's kernel tests: building tensors
-// from literals and reading results back.
+// Small helpers for the reduction family's kernel tests: the shared builders
+// of reference/eval/test_builders.h, plus reading output `index` and
+// comparing within a tolerance.
 #pragma once
 
 #include <cmath>
@@ -9,20 +10,13 @@
 
 #include "reference/core/tensor.h"
 #include "reference/eval/node_runner.h"
+#include "reference/eval/test_builders.h"
 
 namespace parity::ops::testing {
 
-inline Tensor Make(DataType dtype, Shape shape, const std::vector<double>& values) {
-  StatusOr<Tensor> t = Tensor::FromDoubles(dtype, std::move(shape), values);
-  EXPECT_TRUE(t.ok()) << t.status().ToString();
-  return t.ok() ? *t : Tensor();
-}
-inline Tensor Floats(Shape shape, const std::vector<double>& values) {
-  return Make(DataType::kFloat, std::move(shape), values);
-}
-inline Tensor Ints(Shape shape, const std::vector<int64_t>& values) {
-  return Tensor::FromInt64s(std::move(shape), values);
-}
+using testing_util::Floats;
+using testing_util::Int64Tensor;
+using testing_util::Make;
 
 // Runs the node and returns output `index`, failing the test on an error.
 inline Tensor RunOutput(const NodeRunner& runner, size_t index = 0) {
