@@ -47,6 +47,11 @@ NodeRunner& NodeRunner::Input(Value value) {
   return *this;
 }
 
+NodeRunner& NodeRunner::ScopeInput(Value value) {
+  inputs_.push_back(std::move(value));
+  return *this;
+}
+
 NodeRunner& NodeRunner::AbsentInput() {
   node_.add_input("");
   return *this;

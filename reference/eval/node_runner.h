@@ -21,6 +21,9 @@ class NodeRunner {
   NodeRunner& Input(Tensor tensor);
   NodeRunner& Input(Value value);
   NodeRunner& AbsentInput();  // an optional input left out ("")
+  // A graph input that the node does not take, named like the others
+  // ("input_K"): a value its subgraphs can read from the outer scope.
+  NodeRunner& ScopeInput(Value value);
   NodeRunner& Outputs(int count);
   NodeRunner& Attr(const std::string& name, int64_t value);
   NodeRunner& Attr(const std::string& name, float value);

@@ -27,8 +27,8 @@ TEST(If, RunsTheBranchTheConditionSelectsWithOuterScopeValues) {
   for (bool cond : {true, false}) {
     auto out = Runner("If", 11)
                    .Input(Bool(cond))
-                   .Input(Floats({2}, {1, 2}))
-                   .Input(Floats({3}, {7, 8, 9}))
+                   .ScopeInput(Value::FromTensor(Floats({2}, {1, 2})))
+                   .ScopeInput(Value::FromTensor(Floats({3}, {7, 8, 9})))
                    .Attr("then_branch", then_branch)
                    .Attr("else_branch", else_branch)
                    .RunOne();
@@ -41,11 +41,12 @@ TEST(If, RejectsAConditionWithSeveralElements) {
   onnx::GraphProto branch = MakeGraph({}, {{"t"}}, {{"Identity", {"input_1"}, {"t"}}});
   auto out = Runner("If", 11)
                  .Input(Floats({2}, {1, 1}))
-                 .Input(Floats({1}, {0}))
+                 .ScopeInput(Value::FromTensor(Floats({1}, {0})))
                  .Attr("then_branch", branch)
                  .Attr("else_branch", branch)
                  .Run();
-  EXPECT_FALSE(out.ok());
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("must be a tensor with one element"), std::string::npos) << out.status().message();
 }
 
 // body(i, cond, x) -> (cond, x + x, x + x as a scan output)
