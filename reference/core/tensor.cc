@@ -96,14 +96,19 @@ StatusOr<Tensor> Tensor::Create(DataType dtype, Shape shape) {
 
 Tensor Tensor::Scalar(DataType dtype, double value) {
   StatusOr<Tensor> t = FromDoubles(dtype, {}, {value});
-  assert(t.ok());
-  return std::move(t).value();
+  assert(t.ok());  // a scalar of a known type always fits
+  return t.ok() ? std::move(t).value() : Tensor();
 }
 
 Tensor Tensor::FromInt64s(Shape shape, const std::vector<int64_t>& values) {
+  // Callers pass shapes they computed from `values`: a mismatch is our bug.
+  // It asserts in debug builds and, in release builds, copies no more than
+  // the tensor holds rather than writing past it.
   StatusOr<Tensor> t = Create(DataType::kInt64, std::move(shape));
   assert(t.ok() && t->size() == static_cast<int64_t>(values.size()));
-  std::copy(values.begin(), values.end(), t->mutable_data<int64_t>());
+  if (!t.ok()) return Tensor();
+  const size_t n = std::min(values.size(), static_cast<size_t>(t->size()));
+  std::copy(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(n), t->mutable_data<int64_t>());
   return std::move(t).value();
 }
 

@@ -110,8 +110,11 @@ TEST(WhereTest, CopiesBitsAndStrings) {
 
 TEST(WhereTest, TypeErrors) {
   const Tensor x = Make(DataType::kFloat, {1});
-  RunError(Node("Where", 16, {MakeInts(DataType::kInt32, {1}), x, x}));  // condition must be bool
-  RunError(Node("Where", 16, {MakeBools({1}, {1}), x, Make(DataType::kDouble, {1})}));
+  EXPECT_NE(RunError(Node("Where", 16, {MakeInts(DataType::kInt32, {1}), x, x})).find("allows {bool}"),
+            std::string::npos);  // condition must be bool
+  EXPECT_NE(RunError(Node("Where", 16, {MakeBools({1}, {1}), x, Make(DataType::kDouble, {1})}))
+                .find("must have the same element type, got float32 and float64"),
+            std::string::npos);
   RunError(Node("Where", 9, {MakeBools({1}, {1}), Make(DataType::kBfloat16, {1}), Make(DataType::kBfloat16, {1})}));
 }
 
