@@ -10,6 +10,7 @@
 
 #include "harness/check_command.h"
 #include "harness/eval_command.h"
+#include "reference/core/tensor.h"
 #include "reference/model/malformed_models.h"
 
 namespace {
@@ -24,6 +25,10 @@ constexpr const char* kUsage = R"(usage:
       a run over S seconds (default 60) stops between two nodes and ends TIMEOUT
   parity check MODEL...
       validates models and prints every problem found
+
+  eval and check take --memory-limit MIB: the largest tensor, declared or
+  computed, that may be allocated (default 16384 MiB); larger ones are refused
+  before any allocation.
 )";
 
 int Usage(const std::string& error) {
@@ -126,10 +131,25 @@ int RunCheck(const std::vector<std::string>& args) {
 
 }  // namespace
 
+// Takes --memory-limit MIB out of `args` and applies it; false on a bad value.
+bool ApplyMemoryLimit(std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] != "--memory-limit") continue;
+    char* end = nullptr;
+    const long long mib = i + 1 < args.size() ? std::strtoll(args[i + 1].c_str(), &end, 10) : -1;
+    if (mib <= 0 || *end != '\0' || mib > (int64_t{1} << 43)) return false;
+    parity::Tensor::SetAllocationLimit(static_cast<int64_t>(mib) << 20);
+    args.erase(args.begin() + static_cast<std::ptrdiff_t>(i), args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
+    return true;
+  }
+  return true;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) return Usage("");
   const std::string command = argv[1];
   std::vector<std::string> args(argv + 2, argv + argc);
+  if (!ApplyMemoryLimit(args)) return Usage("--memory-limit takes a positive number of MiB");
   if (command == "corpus") return RunCorpus(args);
   if (command == "eval") return RunEval(args);
   if (command == "check") return RunCheck(args);
