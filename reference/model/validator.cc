@@ -242,7 +242,7 @@ class Validator {
       if (node.op_type().empty()) Problem(w, " has no op_type");
       if (!in_function) {
         CheckDomain(node, w, opsets_);
-        CheckAgainstSchema(node, w);
+        CheckAgainstSchema(node, w, opset_versions_);
       }
       for (const auto& in : node.input()) {
         if (!in.empty() && !visible.count(in)) Problem(w, " reads '", in, "', which no input, initializer or node defines");
@@ -272,7 +272,11 @@ class Validator {
     for (const auto& f : m.functions()) {
       const std::string where = "function " + f.domain() + "." + f.name();
       std::set<std::string> opsets = opsets_;
-      for (const auto& o : f.opset_import()) opsets.insert(std::string(CanonicalDomain(o.domain())));
+      std::map<std::string, int64_t> versions = opset_versions_;
+      for (const auto& o : f.opset_import()) {
+        opsets.insert(std::string(CanonicalDomain(o.domain())));
+        versions[std::string(CanonicalDomain(o.domain()))] = o.version();
+      }
       Names visible(f.input().begin(), f.input().end());
       for (const auto& n : f.node()) visible.insert(n.output().begin(), n.output().end());
       for (int i = 0; i < f.node_size(); ++i) {
@@ -280,6 +284,7 @@ class Validator {
         const std::string w = where + " " + NodeName(node, i);
         if (!functions.count({std::string(CanonicalDomain(node.domain())), node.op_type(), node.overload()})) {
           CheckDomain(node, w, opsets);
+          CheckAgainstSchema(node, w, versions);
         }
         for (const auto& in : node.input()) {
           if (!in.empty() && !visible.count(in)) Problem(w, " reads '", in, "', which the function does not define");
@@ -320,13 +325,14 @@ class Validator {
   // A node of an ONNX domain against the schema of the pinned onnx release:
   // the operator exists at the imported opset, its input and output counts,
   // its attributes' names and types, and the required ones are present.
-  void CheckAgainstSchema(const onnx::NodeProto& node, const std::string& where) {
+  void CheckAgainstSchema(const onnx::NodeProto& node, const std::string& where,
+                          const std::map<std::string, int64_t>& opset_versions) {
     const std::string domain(CanonicalDomain(node.domain()));
     if (local_functions_.count({domain, node.op_type(), node.overload()})) return;
     const OpSchemas& schemas = OpSchemas::Onnx();
     if (!schemas.KnowsDomain(domain)) return;  // a domain onnx does not define: nothing to check against
-    auto version = opset_versions_.find(domain);
-    if (version == opset_versions_.end()) return;  // reported by CheckDomain
+    auto version = opset_versions.find(domain);
+    if (version == opset_versions.end()) return;  // reported by CheckDomain
     const OpSchemaInfo* schema = schemas.Find(domain, node.op_type(), version->second);
     if (!schema) {
       if (schemas.KnowsOperator(domain, node.op_type())) {

@@ -97,6 +97,16 @@ TEST(ValidatorTest, NodesAreCheckedAgainstTheOnnxSchemaOfTheirOpset) {
   EXPECT_TRUE(Mentions(problems, "defines no operator NoSuchOperator"));
 }
 
+TEST(ValidatorTest, FunctionBodiesAreCheckedAgainstTheirOwnOpsets) {
+  // The function imports opset 13, where Attention does not exist yet.
+  auto problems = Validate(R"(
+    <ir_version: 10, opset_import: ["" : 23, "local" : 1]>
+    g (float[2,3] x) => (float[2,3] y) { y = local.F (x) }
+    <domain: "local", opset_import: ["" : 13]>
+    F (a) => (b) { b = Attention (a, a, a) })");
+  EXPECT_TRUE(Mentions(problems, "function local.F node 0 '' (Attention): Attention does not exist yet at opset 13"));
+}
+
 TEST(ValidatorTest, SubgraphSeesOuterValuesButNotSiblings) {
   auto problems = Validate(R"(
     <ir_version: 10, opset_import: ["" : 21]>
