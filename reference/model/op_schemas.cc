@@ -39,6 +39,7 @@ const OpSchemas& OpSchemas::Onnx() {
         attribute.type = std::atoi(std::string(item.substr(eq + 1)).c_str());
         info.attributes.emplace(std::string(item.substr(0, eq)), attribute);
       }
+      s->domains_.insert(info.domain);
       s->by_op_[{info.domain, info.op_type}].push_back(std::move(info));
     }
     for (auto& [key, versions] : s->by_op_) {
@@ -62,13 +63,7 @@ const OpSchemaInfo* OpSchemas::Find(std::string_view domain, std::string_view op
   return found;
 }
 
-bool OpSchemas::KnowsDomain(std::string_view domain) const {
-  const std::string d = Canonical(domain);
-  for (const auto& [key, versions] : by_op_) {
-    if (key.first == d) return true;
-  }
-  return false;
-}
+bool OpSchemas::KnowsDomain(std::string_view domain) const { return domains_.count(Canonical(domain)) > 0; }
 
 bool OpSchemas::KnowsOperator(std::string_view domain, std::string_view op_type) const {
   return by_op_.count(std::pair<std::string, std::string>(Canonical(domain), op_type)) > 0;

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,7 @@ class OpSchemas {
 
  private:
   std::map<std::pair<std::string, std::string>, std::vector<OpSchemaInfo>, std::less<>> by_op_;
+  std::set<std::string, std::less<>> domains_;
 };
 
 namespace internal {
