@@ -14,7 +14,8 @@ echo "== build"
 bash ci/build.sh build
 
 echo "== unit tests"
-(cd build && ctest --output-on-failure -j "$(nproc)")
+(cd build && ctest --output-on-failure -j "$(nproc)") | tee build/ctest.log
+unit_tests=$(sed -n 's/.*tests passed, 0 tests failed out of \([0-9]*\).*/\1/p' build/ctest.log)
 
 echo "== ONNX node corpus on the reference (gate against its expectations)"
 build/parity corpus onnx-node --out build/corpus/onnx_node
@@ -44,3 +45,4 @@ if [ "${PARITY_SKIP_SANITIZERS:-0}" != 1 ]; then
     --expect adapters/reference/expectations/onnx_node.json
 fi
 echo "== all tests passed"
+echo "ci: ${unit_tests:-0} passed, 0 failed"
