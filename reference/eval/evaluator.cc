@@ -224,9 +224,7 @@ StatusOr<std::vector<Value>> Evaluator::Run(const std::vector<Value>& inputs) co
                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                     std::chrono::duration<double>(options_.time_limit_seconds));
   }
-  StatusOr<std::vector<Value>> outputs = RunGraph(graph, inputs, nullptr, model_opsets_, 0);
-  if (!outputs.ok()) return outputs.status();
-  return outputs;
+  return RunGraph(graph, inputs, nullptr, model_opsets_, 0);
 }
 
 StatusOr<std::vector<Value>> Evaluator::RunGraph(const onnx::GraphProto& graph, const std::vector<Value>& inputs,

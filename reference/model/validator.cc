@@ -168,32 +168,33 @@ class Validator {
   void CheckAttributeType(const onnx::AttributeProto& a, const std::string& where) {
     using A = onnx::AttributeProto;
     // Which field each declared type stores its value in.
-    const std::map<int, std::function<bool()>> holds = {
-        {A::FLOAT, [&] { return a.has_f(); }},
-        {A::INT, [&] { return a.has_i(); }},
-        {A::STRING, [&] { return a.has_s(); }},
-        {A::TENSOR, [&] { return a.has_t(); }},
-        {A::GRAPH, [&] { return a.has_g(); }},
-        {A::SPARSE_TENSOR, [&] { return a.has_sparse_tensor(); }},
-        {A::TYPE_PROTO, [&] { return a.has_tp(); }},
-        {A::FLOATS, [] { return true; }},  // an empty list is a valid value
-        {A::INTS, [] { return true; }},
-        {A::STRINGS, [] { return true; }},
-        {A::TENSORS, [] { return true; }},
-        {A::GRAPHS, [] { return true; }},
-        {A::SPARSE_TENSORS, [] { return true; }},
-        {A::TYPE_PROTOS, [] { return true; }},
-    };
     if (!a.has_type() || a.type() == A::UNDEFINED) {
       Problem(where, " has no type");
       return;
     }
-    auto it = holds.find(a.type());
-    if (it == holds.end()) {
-      Problem(where, " has unknown type ", a.type());
-      return;
+    // Whether the field of the declared type holds a value (an empty list is
+    // a valid value, so list types always do); runs once per attribute.
+    bool holds = true;
+    switch (a.type()) {
+      case A::FLOAT: holds = a.has_f(); break;
+      case A::INT: holds = a.has_i(); break;
+      case A::STRING: holds = a.has_s(); break;
+      case A::TENSOR: holds = a.has_t(); break;
+      case A::GRAPH: holds = a.has_g(); break;
+      case A::SPARSE_TENSOR: holds = a.has_sparse_tensor(); break;
+      case A::TYPE_PROTO: holds = a.has_tp(); break;
+      case A::FLOATS:
+      case A::INTS:
+      case A::STRINGS:
+      case A::TENSORS:
+      case A::GRAPHS:
+      case A::SPARSE_TENSORS:
+      case A::TYPE_PROTOS: break;
+      default:
+        Problem(where, " has unknown type ", a.type());
+        return;
     }
-    if (!it->second()) {
+    if (!holds) {
       Problem(where, " is declared ", A::AttributeType_Name(a.type()), " but holds no value of that type");
     }
     // A value stored in a field of another type is a mismatch too.
