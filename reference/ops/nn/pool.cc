@@ -128,23 +128,20 @@ Status CheckFloat(const KernelContext& ctx, const Tensor& x) {
   return Status::Ok();
 }
 
+// AveragePool and LpPool: a float input, one output of its type.
+KernelResult FloatPool(const KernelContext& ctx, PoolKind kind) {
+  PARITY_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
+  PARITY_RETURN_IF_ERROR(CheckFloat(ctx, *x));
+  PARITY_ASSIGN_OR_RETURN(PoolResult r, RunPool(ctx, *x, kind));
+  PARITY_ASSIGN_OR_RETURN(Value v, MakeResult(ctx, x->dtype(), r.shape, r.values));
+  return std::vector<Value>{v};
+}
+
 }  // namespace
 
-KernelResult AveragePool(const KernelContext& ctx) {
-  PARITY_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
-  PARITY_RETURN_IF_ERROR(CheckFloat(ctx, *x));
-  PARITY_ASSIGN_OR_RETURN(PoolResult r, RunPool(ctx, *x, PoolKind::kAverage));
-  PARITY_ASSIGN_OR_RETURN(Value v, MakeResult(ctx, x->dtype(), r.shape, r.values));
-  return std::vector<Value>{v};
-}
+KernelResult AveragePool(const KernelContext& ctx) { return FloatPool(ctx, PoolKind::kAverage); }
 
-KernelResult LpPool(const KernelContext& ctx) {
-  PARITY_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireTensor(0));
-  PARITY_RETURN_IF_ERROR(CheckFloat(ctx, *x));
-  PARITY_ASSIGN_OR_RETURN(PoolResult r, RunPool(ctx, *x, PoolKind::kLp));
-  PARITY_ASSIGN_OR_RETURN(Value v, MakeResult(ctx, x->dtype(), r.shape, r.values));
-  return std::vector<Value>{v};
-}
+KernelResult LpPool(const KernelContext& ctx) { return FloatPool(ctx, PoolKind::kLp); }
 
 // A window with no real element (pads at least a kernel wide) has no maximum:
 // its value is the lowest of the type (-inf for floats) and its index -1.
