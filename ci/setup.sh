@@ -14,6 +14,7 @@ debian_packages=(
   libze-dev libze1
   libdnnl-dev
   python3-venv
+  chromium fonts-dejavu-core
 )
 
 missing=()

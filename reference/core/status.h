@@ -22,6 +22,7 @@ enum class StatusCode {
   kResourceExhausted,   // a size over the configured memory limit
   kIoError,             // reading or writing a file failed
   kDeadlineExceeded,    // a run took longer than its time limit
+  kUnavailable,         // the other end of a pipe or a worker is gone
   kInternal,            // a bug in ONNX Parity itself
 };
 
