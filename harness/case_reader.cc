@@ -54,7 +54,7 @@ Status ReadCaseMeta(CaseInfo& info) {
   return Status::Ok();
 }
 
-StatusOr<std::vector<DataSet>> ReadDataSets(const CaseInfo& info, const onnx::ModelProto& model) {
+StatusOr<std::vector<DataSet>> ReadDataSets(const CaseInfo& info, const onnx::ModelProto& model, bool read_inputs) {
   std::vector<fs::path> dirs;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(info.dir, ec)) {
@@ -69,7 +69,7 @@ StatusOr<std::vector<DataSet>> ReadDataSets(const CaseInfo& info, const onnx::Mo
   for (const auto& dir : dirs) {
     DataSet set;
     set.dir = dir.string();
-    for (int k = 0;; ++k) {
+    for (int k = 0; read_inputs; ++k) {
       const fs::path file = dir / ("input_" + std::to_string(k) + ".pb");
       if (!fs::exists(file, ec)) break;
       if (k >= graph.input_size()) {

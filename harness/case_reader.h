@@ -34,8 +34,11 @@ StatusOr<std::vector<CaseInfo>> DiscoverCases(const std::vector<std::string>& ro
 // Loads case.json (if any) into info.meta; an unparsable file is an error.
 Status ReadCaseMeta(CaseInfo& info);
 
-// Reads the data sets of a case against the model's declared input and output types.
-StatusOr<std::vector<DataSet>> ReadDataSets(const CaseInfo& info, const onnx::ModelProto& model);
+// Reads the data sets of a case against the model's declared input and
+// output types; without `read_inputs`, only the expected outputs (a worker
+// gets the input files' bytes as they are).
+StatusOr<std::vector<DataSet>> ReadDataSets(const CaseInfo& info, const onnx::ModelProto& model,
+                                            bool read_inputs = true);
 
 // The operator a case is about: the op_type of a one-node model, or else the
 // case name's operator stem ("test_attention_4d_expanded" -> first node's

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "harness/case_outcome.h"
 #include "harness/case_reader.h"
 #include "harness/compare.h"
 #include "harness/expectations.h"
@@ -29,20 +30,15 @@ double MillisecondsSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-std::string Quote(const std::string& s) {
-  if (s.find_first_of(" '\"$\\") == std::string::npos) return s;
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 // Runs one case on the reference and compares every data set.
 CaseResult EvaluateCase(CaseInfo info, const TolerancePolicy& policy, double timeout_seconds) {
   CaseResult r;
   r.name = info.name;
   r.suite = info.suite;
   r.dir = info.dir;
-  r.repro = "parity eval " + Quote(info.dir);
+  r.adapter = "reference";
+  r.device = "cpu";
+  r.repro = "parity eval " + ShellQuote(info.dir);
   if (Status meta = ReadCaseMeta(info); !meta.ok()) {
     r.state = CaseState::kError;
     r.message = meta.ToString();
@@ -65,13 +61,15 @@ CaseResult EvaluateCase(CaseInfo info, const TolerancePolicy& policy, double tim
   EvalOptions eval_options;
   eval_options.time_limit_seconds = timeout_seconds;
   StatusOr<std::unique_ptr<Evaluator>> evaluator = Evaluator::Create(*model, eval_options);
-  r.load_ms = MillisecondsSince(load_start);
+  r.load_ms_cold = MillisecondsSince(load_start);
   if (!evaluator.ok()) {
     r.state = evaluator.status().code() == StatusCode::kUnimplemented ? CaseState::kUnsupported : CaseState::kFail;
     r.message = evaluator.status().ToString();
     return r;
   }
   r.state = CaseState::kPass;
+  std::vector<std::string> output_names;
+  for (const auto& o : model->proto->graph().output()) output_names.push_back(o.name());
   const auto run_start = Clock::now();
   for (const DataSet& set : *sets) {
     StatusOr<std::vector<Value>> actual = (*evaluator)->Run(set.inputs);
@@ -84,66 +82,10 @@ CaseResult EvaluateCase(CaseInfo info, const TolerancePolicy& policy, double tim
       r.message = actual.status().ToString();
       break;
     }
-    if (actual->size() < set.outputs.size()) {
-      r.state = CaseState::kFail;
-      r.message = StrCat("produced ", actual->size(), " outputs, expected ", set.outputs.size());
-      break;
-    }
-    for (size_t k = 0; k < set.outputs.size(); ++k) {
-      const Value& expected = set.outputs[k];
-      DataType dtype = DataType::kUndefined;
-      if (expected.is_tensor()) dtype = expected.tensor().dtype();
-      Tolerance tol = policy.For(r.op, dtype, ShapeFacts{});
-      if (info.meta.contains("tolerance")) {
-        StatusOr<Tolerance> overridden = TolerancePolicy::ApplyOverride(tol, info.meta["tolerance"]);
-        if (!overridden.ok()) {
-          r.state = CaseState::kError;
-          r.message = overridden.status().WithContext(info.dir + "/case.json").ToString();
-          return r;
-        }
-        tol = *overridden;
-      }
-      OutputComparison cmp = CompareValues(expected, (*actual)[k], tol);
-      nlohmann::json out = ToJson(cmp.stats);
-      out["index"] = k;
-      out["verdict"] = CompareVerdictName(cmp.verdict);
-      if (!cmp.message.empty()) out["message"] = cmp.message;
-      r.outputs.push_back(out);
-      if (cmp.verdict == CompareVerdict::kMismatch) {
-        r.state = CaseState::kFail;
-        if (r.message.empty()) r.message = StrCat("output ", k, ": ", cmp.message);
-      } else if (cmp.verdict == CompareVerdict::kMistrusted && r.state == CaseState::kPass) {
-        r.state = CaseState::kMistrusted;
-        r.message = StrCat("output ", k, ": ", cmp.message);
-      }
-    }
-    if (r.state == CaseState::kFail) break;
+    if (!CompareDataSet(set, *actual, output_names, policy, info, "reference", r)) break;
   }
   r.run_ms = MillisecondsSince(run_start);
   return r;
-}
-
-// Turns an outcome into its expected form when an expectations entry covers
-// it. Returns false when an entry names the case but the case ended in
-// another state than the entry expects (a surprise the gate must see).
-bool ApplyExpectation(CaseResult& r, const Expectations* expectations) {
-  if (!expectations) return true;
-  const ExpectationEntry* e = expectations->Find(r.name);
-  if (!e) return r.state == CaseState::kPass;
-  ++e->matched;
-  r.expectation = e->reason;
-  if (r.state == CaseState::kPass) {
-    r.state = CaseState::kXpass;
-    r.message = "passes, but the expectations list it: remove the stale entry '" + e->pattern + "'";
-    return false;
-  }
-  if (CaseStateName(r.state) != e->state) {
-    r.message = StrCat("expected ", e->state, " by entry '", e->pattern, "', got ", CaseStateName(r.state), ": ",
-                       r.message);
-    return false;
-  }
-  if (r.state == CaseState::kFail) r.state = CaseState::kXfail;
-  return true;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-// The `parity` command line: corpus, eval, check.
+// The `parity` command line: corpus, eval, check, run, merge, report.
 #include <sys/wait.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -10,6 +11,9 @@
 
 #include "harness/check_command.h"
 #include "harness/eval_command.h"
+#include "harness/run/merge_command.h"
+#include "harness/run/run_command.h"
+#include "reports/report_command.h"
 #include "reference/core/tensor.h"
 #include "reference/model/malformed_models.h"
 
@@ -25,6 +29,19 @@ constexpr const char* kUsage = R"(usage:
       a run over S seconds (default 60) stops between two nodes and ends TIMEOUT
   parity check MODEL...
       validates models and prints every problem found
+  parity run --adapter NAME|PATH [--device D] --cases DIR... [--filter GLOB] [--filter-file FILE]
+             [--shard I/N] [--out DIR] [--timeout S] [--expect FILE] [--no-fallback] [--jobs N]
+             [--warm-repeats N] [--worker-memory-limit MIB] [--fresh] [--progress bar|lines|quiet]
+      runs cases on an adapter, each in a worker process; a case over S seconds
+      (default 60) is TIMEOUT, a worker that dies is CRASH and is restarted.
+      Results are appended to DIR/results.jsonl (default out/run) as cases end;
+      the same command again resumes an interrupted run. Exit status: 0 gate
+      passed, 1 gate failed, 2 bad arguments, 3 cases ended in ERROR
+  parity merge DIR... --out DIR
+      joins the run folders of the shards of one run
+  parity report DIR... [--out DIR] [--title TEXT]
+      renders summary.json, junit.xml, report.md and report.html from run
+      folders; several folders (adapters, devices) side by side need --out
 
   eval and check take --memory-limit MIB: the largest tensor, declared or
   computed, that may be allocated (default 16384 MiB); larger ones are refused
@@ -122,6 +139,77 @@ int RunEval(const std::vector<std::string>& args) {
   return parity::RunEvalCommand(options);
 }
 
+bool ParseShard(const std::string& text, int* index, int* count) {
+  char slash = 0;
+  char rest = 0;
+  return std::sscanf(text.c_str(), "%d%c%d%c", index, &slash, count, &rest) == 3 && slash == '/';
+}
+
+bool ParseNumber(const std::string& text, double* value) {
+  char* end = nullptr;
+  *value = std::strtod(text.c_str(), &end);
+  return !text.empty() && *end == '\0';
+}
+
+int RunRun(const std::vector<std::string>& args) {
+  parity::RunCommandOptions options;
+  bool taking_cases = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    std::string v;
+    double number = 0;
+    if (a.rfind("--", 0) == 0) taking_cases = false;
+    if (a == "--adapter" && TakeValue(args, i, &v)) options.adapter = v;
+    else if (a == "--device" && TakeValue(args, i, &v)) options.device = v;
+    else if (a == "--cases") taking_cases = true;
+    else if (a == "--filter" && TakeValue(args, i, &v)) options.filter = v;
+    else if (a == "--filter-file" && TakeValue(args, i, &v)) options.filter_file = v;
+    else if (a == "--shard" && TakeValue(args, i, &v)) {
+      if (!ParseShard(v, &options.shard_index, &options.shard_count)) return Usage("run: --shard takes I/N, e.g. 2/4");
+    } else if (a == "--out" && TakeValue(args, i, &v)) options.out_dir = v;
+    else if (a == "--timeout" && TakeValue(args, i, &v)) {
+      if (!ParseNumber(v, &options.timeout_seconds)) return Usage("run: --timeout takes seconds");
+    } else if (a == "--expect" && TakeValue(args, i, &v)) options.expectations = v;
+    else if (a == "--tolerance" && TakeValue(args, i, &v)) options.tolerance = v;
+    else if (a == "--no-fallback") options.no_fallback = true;
+    else if (a == "--fresh") options.fresh = true;
+    else if ((a == "--jobs" || a == "--warm-repeats" || a == "--worker-memory-limit") && TakeValue(args, i, &v)) {
+      if (!ParseNumber(v, &number) || number < 0 || number != static_cast<int64_t>(number)) {
+        return Usage("run: " + a + " takes a whole number");
+      }
+      if (a == "--jobs") options.jobs = static_cast<int>(number);
+      else if (a == "--warm-repeats") options.warm_repeats = static_cast<int>(number);
+      else options.worker_memory_limit_mib = static_cast<int64_t>(number);
+    } else if (a == "--progress" && TakeValue(args, i, &v)) {
+      using P = parity::RunCommandOptions::Progress;
+      if (v == "bar") options.progress = P::kBar;
+      else if (v == "lines") options.progress = P::kLines;
+      else if (v == "quiet") options.progress = P::kQuiet;
+      else return Usage("run: --progress takes bar, lines or quiet");
+    } else if (taking_cases && a.rfind("--", 0) != 0) options.cases.push_back(a);
+    else return Usage("run: unknown or incomplete option '" + a + "'");
+  }
+  if (options.adapter.empty()) return Usage("run: --adapter is required");
+  if (options.cases.empty()) return Usage("run: --cases DIR is required");
+  return parity::RunRunCommand(options);
+}
+
+int RunMerge(const std::vector<std::string>& args) {
+  std::vector<std::string> dirs;
+  std::string out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--out") {
+      if (!TakeValue(args, i, &out)) return Usage("merge: --out needs a folder");
+    } else if (args[i].rfind("--", 0) == 0) {
+      return Usage("merge: unknown option '" + args[i] + "'");
+    } else {
+      dirs.push_back(args[i]);
+    }
+  }
+  if (dirs.empty() || out.empty()) return Usage("merge: give the shard folders and --out DIR");
+  return parity::RunMergeCommand(dirs, out);
+}
+
 int RunCheck(const std::vector<std::string>& args) {
   if (args.empty()) return Usage("check: give at least one model");
   int worst = 0;
@@ -153,6 +241,9 @@ int main(int argc, char** argv) {
   if (command == "corpus") return RunCorpus(args);
   if (command == "eval") return RunEval(args);
   if (command == "check") return RunCheck(args);
+  if (command == "run") return RunRun(args);
+  if (command == "merge") return RunMerge(args);
+  if (command == "report") return parity::RunReportCommand(args);
   if (command == "--help" || command == "-h" || command == "help") {
     std::cout << kUsage;
     return 0;

@@ -1,5 +1,7 @@
-// Result states and their JSON form.
+// Result states and their JSON form (spec/results.md).
 #include "harness/results.h"
+
+#include <algorithm>
 
 namespace parity {
 
@@ -20,6 +22,13 @@ const char* CaseStateName(CaseState state) {
   return "?";
 }
 
+std::optional<CaseState> CaseStateFromName(const std::string& name) {
+  for (int s = 0; s <= static_cast<int>(CaseState::kFellBack); ++s) {
+    if (name == CaseStateName(static_cast<CaseState>(s))) return static_cast<CaseState>(s);
+  }
+  return std::nullopt;
+}
+
 bool FailsGate(CaseState state) {
   switch (state) {
     case CaseState::kFail:
@@ -31,25 +40,95 @@ bool FailsGate(CaseState state) {
   }
 }
 
+std::string ShellQuote(const std::string& word) {
+  if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,@%+") ==
+                           std::string::npos) {
+    return word;
+  }
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+nlohmann::json TimingStats(std::vector<double> values) {
+  if (values.empty()) return nullptr;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  const double median = n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  return {{"median", median}, {"min", values.front()}, {"max", values.back()}, {"repeats", n}};
+}
+
 nlohmann::json ToJson(const CaseResult& r) {
   nlohmann::json j = {
-      {"case", r.name},     {"suite", r.suite},     {"dir", r.dir},         {"operator", r.op},
-      {"state", CaseStateName(r.state)},            {"load_ms", r.load_ms}, {"run_ms", r.run_ms},
-      {"outputs", r.outputs}, {"repro", r.repro},
+      {"case", r.name},
+      {"suite", r.suite},
+      {"dir", r.dir},
+      {"operator", r.op},
+      {"adapter", r.adapter},
+      {"device", r.device},
+      {"state", CaseStateName(r.state)},
+      {"load_ms_cold", r.load_ms_cold ? nlohmann::json(*r.load_ms_cold) : nlohmann::json(nullptr)},
+      {"load_ms_warm", TimingStats(r.load_ms_warm)},
+      {"run_ms", r.run_ms},
+      {"outputs", r.outputs},
+      {"variants", r.variants},
+      {"placement", r.placement},
+      {"repro", r.repro},
   };
   if (!r.message.empty()) j["message"] = r.message;
   if (!r.expectation.empty()) j["expectation"] = r.expectation;
+  if (r.gate_failure) j["gate_failure"] = true;
   return j;
+}
+
+StatusOr<CaseResult> CaseResultFromJson(const nlohmann::json& j) {
+  if (!j.is_object()) return InvalidArgument("a result must be a JSON object");
+  for (const char* key : {"case", "suite", "dir", "state"}) {
+    if (!j.contains(key) || !j[key].is_string()) return InvalidArgument("a result needs the string field '", key, "'");
+  }
+  CaseResult r;
+  r.name = j["case"];
+  r.suite = j["suite"];
+  r.dir = j["dir"];
+  const std::optional<CaseState> state = CaseStateFromName(j["state"]);
+  if (!state) return InvalidArgument("result of '", r.name, "': unknown state '", j["state"].get<std::string>(), "'");
+  r.state = *state;
+  auto text = [&](const char* key) { return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : ""; };
+  r.op = text("operator");
+  r.adapter = text("adapter");
+  r.device = text("device");
+  r.message = text("message");
+  r.expectation = text("expectation");
+  r.repro = text("repro");
+  if (j.contains("load_ms_cold") && j["load_ms_cold"].is_number()) r.load_ms_cold = j["load_ms_cold"].get<double>();
+  if (j.contains("load_ms_warm") && j["load_ms_warm"].is_object() && j["load_ms_warm"].contains("median")) {
+    // The journal keeps statistics, not every repeat; the median stands for them.
+    r.load_ms_warm = {j["load_ms_warm"]["median"].get<double>()};
+  }
+  if (j.contains("run_ms") && j["run_ms"].is_number()) r.run_ms = j["run_ms"].get<double>();
+  r.gate_failure = j.value("gate_failure", false);
+  if (j.contains("outputs")) r.outputs = j["outputs"];
+  if (j.contains("variants")) r.variants = j["variants"];
+  if (j.contains("placement")) r.placement = j["placement"];
+  return r;
 }
 
 void Summary::Add(const CaseResult& r) {
   ++total;
   ++by_state[CaseStateName(r.state)];
   ++by_operator[r.op][CaseStateName(r.state)];
+  ++by_suite[r.suite][CaseStateName(r.state)];
+  if (r.load_ms_cold) load_ms_cold.push_back(*r.load_ms_cold);
+  if (!r.load_ms_warm.empty()) {
+    const nlohmann::json stats = TimingStats(r.load_ms_warm);
+    load_ms_warm_median.push_back(stats["median"].get<double>());
+  }
 }
 
 nlohmann::json Summary::ToJson() const {
-  return {{"total", total}, {"by_state", by_state}, {"by_operator", by_operator}};
+  nlohmann::json load = {{"cold", TimingStats(load_ms_cold)}, {"warm_median", TimingStats(load_ms_warm_median)}};
+  return {{"total", total},         {"by_state", by_state}, {"by_operator", by_operator},
+          {"by_suite", by_suite},   {"load_ms", load}};
 }
 
 }  // namespace parity

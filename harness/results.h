@@ -1,18 +1,26 @@
 // Result states and the per-case record of the results journal
 // (results.jsonl, one JSON object per line) and its summary (summary.json).
+// The formats are specified in spec/results.md.
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "reference/core/status.h"
+
 namespace parity {
+
+// The version of ONNX Parity written into every summary.
+inline constexpr const char* kParityVersion = "0.2.0";
 
 // DESIGN.md, "Result states".
 enum class CaseState { kPass, kFail, kUnsupported, kSkip, kXfail, kXpass, kCrash, kTimeout, kError, kMistrusted, kFellBack };
 const char* CaseStateName(CaseState state);
+std::optional<CaseState> CaseStateFromName(const std::string& name);
 // States that make a backend non-conformant, or that signal a stale
 // expectation (XPASS); ERROR is infrastructure and never counts against it.
 bool FailsGate(CaseState state);
@@ -22,21 +30,40 @@ struct CaseResult {
   std::string suite;
   std::string dir;
   std::string op;  // the operator the case is about
+  std::string adapter;
+  std::string device;
   CaseState state = CaseState::kError;
-  std::string message;       // why it is not a PASS; empty for a PASS
-  std::string expectation;   // the reason of the matching expectations entry, if any
-  double load_ms = 0;        // model loading and session (evaluator) creation
-  double run_ms = 0;         // all data sets
-  nlohmann::json outputs = nlohmann::json::array();  // per output: verdict and error statistics
-  std::string repro;         // one command that reproduces this case
+  std::string message;      // why it is not a PASS; empty for a PASS
+  std::string expectation;  // the reason of the matching expectations entry, if any
+  std::optional<double> load_ms_cold;  // first session creation, milliseconds
+  std::vector<double> load_ms_warm;    // each warm repeat, milliseconds
+  double run_ms = 0;                   // all data sets
+  nlohmann::json outputs = nlohmann::json::array();    // per output: verdict and error statistics
+  nlohmann::json variants = nlohmann::json::array();   // {"entry", "chosen"} per variant entry
+  nlohmann::json placement = nlohmann::json::object(); // device -> node count
+  std::string repro;  // one command that reproduces this case
+  // The gate must see this case: a state that fails it, or one the
+  // expectations did not foresee (set by ApplyExpectation's caller).
+  bool gate_failure = false;
 };
 
 nlohmann::json ToJson(const CaseResult& result);
+// Quotes a word for a POSIX shell when it needs it, for repro lines.
+std::string ShellQuote(const std::string& word);
+// Reads a journal line back; only the fields a summary and a resumed run
+// need must be present (case, suite, dir, state).
+StatusOr<CaseResult> CaseResultFromJson(const nlohmann::json& line);
 
-// Counts by state, overall and per operator.
+// {"median", "min", "max", "repeats"} of a list of timings; null when empty.
+nlohmann::json TimingStats(std::vector<double> values);
+
+// Counts by state, overall, per operator and per suite, and load-time statistics.
 struct Summary {
   std::map<std::string, int> by_state;
   std::map<std::string, std::map<std::string, int>> by_operator;  // op -> state -> count
+  std::map<std::string, std::map<std::string, int>> by_suite;     // suite -> state -> count
+  std::vector<double> load_ms_cold;
+  std::vector<double> load_ms_warm_median;  // one per case that had warm repeats
   int total = 0;
   void Add(const CaseResult& result);
   nlohmann::json ToJson() const;

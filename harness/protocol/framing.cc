@@ -15,7 +15,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-Status WriteAll(int fd, const char* data, size_t size) {
+::parity::Status WriteAll(int fd, const char* data, size_t size) {
   while (size > 0) {
     const ssize_t n = ::write(fd, data, size);
     if (n < 0) {
@@ -31,7 +31,7 @@ Status WriteAll(int fd, const char* data, size_t size) {
 
 // Reads exactly `size` bytes. `got_any` reports whether any byte arrived, so
 // that the caller can tell a clean close from a frame cut short.
-Status ReadAll(int fd, char* data, size_t size, Clock::time_point deadline, bool has_deadline, bool* got_any) {
+::parity::Status ReadAll(int fd, char* data, size_t size, Clock::time_point deadline, bool has_deadline, bool* got_any) {
   while (size > 0) {
     if (has_deadline) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -59,7 +59,7 @@ Status ReadAll(int fd, char* data, size_t size, Clock::time_point deadline, bool
 
 }  // namespace
 
-Status WriteFrame(int fd, const google::protobuf::MessageLite& message) {
+::parity::Status WriteFrame(int fd, const google::protobuf::MessageLite& message) {
   const size_t size = message.ByteSizeLong();
   if (size > kMaxFrameBytes) {
     return Status(StatusCode::kResourceExhausted, StrCat("a message of ", size, " bytes is over the frame limit of ",
@@ -73,7 +73,7 @@ Status WriteFrame(int fd, const google::protobuf::MessageLite& message) {
   return WriteAll(fd, buffer.data(), buffer.size());
 }
 
-Status ReadFrame(int fd, google::protobuf::MessageLite* message, int64_t deadline_ms) {
+::parity::Status ReadFrame(int fd, google::protobuf::MessageLite* message, int64_t deadline_ms) {
   const bool has_deadline = deadline_ms >= 0;
   const auto deadline = Clock::now() + std::chrono::milliseconds(has_deadline ? deadline_ms : 0);
   unsigned char prefix[4];

@@ -20,13 +20,13 @@ inline constexpr uint32_t kMaxFrameBytes = 1u << 30;
 
 // Writes one frame, retrying short writes and EINTR. A closed reader is an
 // error, not a SIGPIPE (the caller ignores SIGPIPE).
-Status WriteFrame(int fd, const google::protobuf::MessageLite& message);
+::parity::Status WriteFrame(int fd, const google::protobuf::MessageLite& message);
 
 // Reads one frame into `message`. With `deadline_ms` >= 0, gives up with
 // kDeadlineExceeded once that many milliseconds have passed without a whole
 // frame. End of input before a frame begins is kUnavailable (the other end
 // closed the pipe or died); end of input inside a frame, an oversized length
 // or bytes that do not parse are kIoError.
-Status ReadFrame(int fd, google::protobuf::MessageLite* message, int64_t deadline_ms = -1);
+::parity::Status ReadFrame(int fd, google::protobuf::MessageLite* message, int64_t deadline_ms = -1);
 
 }  // namespace parity::protocol

@@ -1,0 +1,279 @@
+// A test-only adapter: the reference evaluator with faults injected into
+// chosen cases, so that tests can check that the worker and the harness turn
+// each misbehaviour into the right result state.
+//
+// PARITY_FAULTS=GLOB=FAULT[,GLOB=FAULT...]: GLOB (fnmatch) is matched against
+// the session's case_name; the first matching entry applies. FAULT is one of
+// the names in kFaultNames below. An entry that does not parse, or names an
+// unknown fault, makes every create_session fail with INVALID_ARGUMENT.
+#include <fnmatch.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "adapters/reference/reference_session.h"
+
+namespace {
+
+enum class Fault {
+  kNone,
+  kCrash,        // raise(SIGSEGV) in run
+  kAbort,        // std::abort() in create_session
+  kExit,         // _exit(7) in run
+  kHang,         // sleep forever in run
+  kHangCreate,   // sleep forever in create_session
+  kLeak,         // 64 MiB allocated and touched per create_session, never freed
+  kWrongShape,   // the first tensor output gets one more element in its first dimension
+  kGarbage,      // tensor outputs keep their shape, filled with pseudo-random bytes
+  kError,        // run fails with INTERNAL
+  kUnsupported,  // create_session fails with UNSUPPORTED
+  kStdoutNoise,  // junk on stdout in create_session and run, which then work
+  kFellBack,     // the report places the first node on "cpu-fallback"
+};
+
+struct FaultName {
+  const char* name;
+  Fault fault;
+};
+
+constexpr FaultName kFaultNames[] = {
+    {"crash", Fault::kCrash},
+    {"abort", Fault::kAbort},
+    {"exit", Fault::kExit},
+    {"hang", Fault::kHang},
+    {"hang_create", Fault::kHangCreate},
+    {"leak", Fault::kLeak},
+    {"wrong_shape", Fault::kWrongShape},
+    {"garbage", Fault::kGarbage},
+    {"error", Fault::kError},
+    {"unsupported", Fault::kUnsupported},
+    {"stdout_noise", Fault::kStdoutNoise},
+    {"fell_back", Fault::kFellBack},
+};
+
+constexpr size_t kLeakBytes = size_t{64} << 20;
+
+struct FaultRule {
+  std::string glob;
+  Fault fault;
+};
+
+std::string Trim(std::string s) {
+  const size_t begin = s.find_first_not_of(" \t");
+  if (begin == std::string::npos) return "";
+  return s.substr(begin, s.find_last_not_of(" \t") - begin + 1);
+}
+
+parity::StatusOr<std::vector<FaultRule>> ParseFaults(const char* spec) {
+  std::vector<FaultRule> rules;
+  if (!spec) return rules;
+  const std::string all(spec);
+  size_t start = 0;
+  while (start <= all.size()) {
+    size_t comma = all.find(',', start);
+    if (comma == std::string::npos) comma = all.size();
+    const std::string entry = Trim(all.substr(start, comma - start));
+    start = comma + 1;
+    if (entry.empty()) continue;
+    const size_t equals = entry.rfind('=');
+    if (equals == std::string::npos || equals == 0) {
+      return parity::InvalidArgument("PARITY_FAULTS entry '", entry, "' is not GLOB=FAULT");
+    }
+    const std::string name = Trim(entry.substr(equals + 1));
+    const FaultName* found = nullptr;
+    for (const FaultName& f : kFaultNames) {
+      if (name == f.name) found = &f;
+    }
+    if (!found) {
+      std::string known;
+      for (const FaultName& f : kFaultNames) known += std::string(known.empty() ? "" : ", ") + f.name;
+      return parity::InvalidArgument("PARITY_FAULTS entry '", entry, "' names the unknown fault '", name,
+                                     "' (known: ", known, ")");
+    }
+    rules.push_back({Trim(entry.substr(0, equals)), found->fault});
+  }
+  return rules;
+}
+
+Fault FaultFor(const std::vector<FaultRule>& rules, const char* case_name) {
+  for (const FaultRule& rule : rules) {
+    if (fnmatch(rule.glob.c_str(), case_name, 0) == 0) return rule.fault;
+  }
+  return Fault::kNone;
+}
+
+[[noreturn]] void SleepForever() {
+  for (;;) pause();
+}
+
+// Through stdio and straight to fd 1, both of which the worker points at stderr.
+void PrintNoise(const char* where) {
+  std::printf("fault injection: noise on stdout in %s\n%c%c%c%c", where, 0x10, 0x00, 0x00, 0x00);
+  std::fflush(stdout);
+  const char junk[] = "\x7f\xff\xff\xff junk that is not a frame\n";
+  if (write(1, junk, sizeof junk - 1) < 0) std::perror("fault injection: write to stdout");
+}
+
+void Leak() {
+  static auto* leaked = new std::vector<void*>();
+  void* block = std::malloc(kLeakBytes);
+  if (!block) return;
+  std::memset(block, 0x5a, kLeakBytes);  // touched, so it counts in the resident size
+  leaked->push_back(block);
+}
+
+using parity::adapters::ReferenceSession;
+
+parity::Status GrowFirstDimension(ReferenceSession::Output& out) {
+  onnx::TensorProto proto;
+  if (!proto.ParseFromString(out.bytes)) return parity::Internal("output '", out.name, "' does not parse");
+  PARITY_ASSIGN_OR_RETURN(parity::Tensor tensor, parity::TensorFromProto(proto));
+  parity::Shape shape = tensor.shape();
+  if (shape.empty()) {
+    shape = {2};  // a scalar becomes two elements
+  } else {
+    shape[0] += 1;
+  }
+  PARITY_ASSIGN_OR_RETURN(parity::Tensor grown, parity::Tensor::Create(tensor.dtype(), shape));
+  if (tensor.dtype() == parity::DataType::kString) {
+    std::copy(tensor.strings().begin(), tensor.strings().end(), grown.mutable_strings().begin());
+  } else if (tensor.byte_size() > 0) {
+    std::memcpy(grown.mutable_raw_bytes(), tensor.raw_bytes(), tensor.byte_size());
+  }
+  onnx::TensorProto result;
+  parity::TensorToProto(grown, &result);
+  result.set_name(out.name);
+  out.bytes = result.SerializeAsString();
+  return parity::Status::Ok();
+}
+
+parity::Status FillWithNoise(ReferenceSession::Output& out, std::mt19937_64& random) {
+  onnx::TensorProto proto;
+  if (!proto.ParseFromString(out.bytes)) return parity::Internal("output '", out.name, "' does not parse");
+  for (std::string& s : *proto.mutable_string_data()) {
+    for (char& c : s) c = static_cast<char>('a' + random() % 26);
+  }
+  for (char& c : *proto.mutable_raw_data()) c = static_cast<char>(random());
+  out.bytes = proto.SerializeAsString();
+  return parity::Status::Ok();
+}
+
+}  // namespace
+
+struct parity_session {
+  std::unique_ptr<ReferenceSession> reference;
+  Fault fault = Fault::kNone;
+};
+
+namespace {
+
+using parity::adapters::Guarded;
+using parity::adapters::MakeStatus;
+using parity::adapters::ToAbiStatus;
+
+const parity_device_info kDevices[] = {{"cpu", "cpu", "the reference evaluator with injected faults (tests only)"}};
+const parity_adapter_info kInfo = {"fault_injection", "1", "onnx-parity-reference", 1, kDevices};
+const char* const kOperators[] = {"ai.onnx:*", "ai.onnx.ml:*", "com.microsoft:*"};
+const parity_capabilities kCapabilities = {
+    .operator_count = 3,
+    .operators = kOperators,
+    .data_type_count = 0,  // every data type
+    .data_types = nullptr,
+    .variant_target_count = 0,
+    .variant_targets = nullptr,
+    .honours_aliasing = 0,     // outputs are always fresh buffers
+    .can_forbid_fallback = 1,  // it never falls back
+};
+
+parity_status* GetInfo(const parity_adapter_info** info) {
+  *info = &kInfo;
+  return nullptr;
+}
+
+parity_status* GetCapabilities(const char* device, const parity_capabilities** capabilities) {
+  *capabilities = &kCapabilities;
+  return nullptr;
+}
+
+parity_status* CreateSession(const void* model, size_t model_size, const parity_session_options* options,
+                             parity_session** session, const parity_session_report** report) {
+  return Guarded("create_session", [&]() -> parity_status* {
+    const auto rules = ParseFaults(std::getenv("PARITY_FAULTS"));
+    if (!rules.ok()) return ToAbiStatus(rules.status());
+    const char* case_name = options && options->case_name ? options->case_name : "";
+    const Fault fault = FaultFor(*rules, case_name);
+    switch (fault) {
+      case Fault::kAbort: std::abort();
+      case Fault::kHangCreate: SleepForever();
+      case Fault::kLeak: Leak(); break;
+      case Fault::kStdoutNoise: PrintNoise("create_session"); break;
+      case Fault::kUnsupported:
+        return MakeStatus(PARITY_STATUS_UNSUPPORTED,
+                          std::string("fault injection: case '") + case_name + "' declared unsupported");
+      default: break;
+    }
+    auto created = ReferenceSession::Create(model, model_size, options);
+    if (!created.ok()) return ToAbiStatus(created.status());
+    auto* s = new parity_session{std::move(created).value(), fault};
+    if (fault == Fault::kFellBack) s->reference->PlaceNode(0, "cpu-fallback");
+    if (report) *report = s->reference->report();
+    *session = s;
+    return nullptr;
+  });
+}
+
+parity_status* Run(parity_session* session, const parity_value* inputs, size_t input_count,
+                   const parity_value** outputs, size_t* output_count) {
+  return Guarded("run", [&]() -> parity_status* {
+    switch (session->fault) {
+      case Fault::kCrash: std::raise(SIGSEGV); break;
+      case Fault::kExit: _exit(7);
+      case Fault::kHang: SleepForever();
+      case Fault::kStdoutNoise: PrintNoise("run"); break;
+      case Fault::kError: return MakeStatus(PARITY_STATUS_INTERNAL, "fault injection: an injected error in run");
+      default: break;
+    }
+    ReferenceSession& reference = *session->reference;
+    if (parity_status* failed = ToAbiStatus(reference.Run(inputs, input_count))) return failed;
+    if (session->fault == Fault::kWrongShape || session->fault == Fault::kGarbage) {
+      std::mt19937_64 random(0x5eed);  // the same garbage on every run
+      for (ReferenceSession::Output& out : reference.mutable_outputs()) {
+        if (out.kind != PARITY_VALUE_TENSOR) continue;
+        if (session->fault == Fault::kWrongShape) {
+          if (parity_status* failed = ToAbiStatus(GrowFirstDimension(out))) return failed;
+          break;  // the first tensor output only
+        }
+        if (parity_status* failed = ToAbiStatus(FillWithNoise(out, random))) return failed;
+      }
+      reference.Publish();
+    }
+    *outputs = reference.outputs();
+    *output_count = reference.output_count();
+    return nullptr;
+  });
+}
+
+void ReleaseSession(parity_session* session) { delete session; }
+
+const parity_adapter_api kApi = {
+    .abi_version = PARITY_ABI_VERSION,
+    .struct_size = sizeof(parity_adapter_api),
+    .status_code = parity::adapters::StatusCodeOf,
+    .status_message = parity::adapters::StatusMessageOf,
+    .release_status = parity::adapters::ReleaseStatus,
+    .get_info = GetInfo,
+    .get_capabilities = GetCapabilities,
+    .create_session = CreateSession,
+    .run = Run,
+    .release_session = ReleaseSession,
+};
+
+}  // namespace
+
+extern "C" PARITY_ADAPTER_EXPORT const parity_adapter_api* parity_adapter_query(uint32_t host_abi_version) {
+  return host_abi_version >= 1 ? &kApi : nullptr;
+}

@@ -1,0 +1,242 @@
+"""The ONNX Runtime adapter: runs cases on ONNX Runtime's CPU execution provider,
+and on its CUDA execution provider where onnxruntime-gpu is installed (README.md)."""
+
+from __future__ import annotations
+
+import ctypes
+import re
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import numpy_helper
+from onnxruntime.capi import onnxruntime_pybind11_state as ort_errors
+
+import parity_protocol as protocol
+
+ADAPTER_VERSION = "1"
+
+_CPU_EP = "CPUExecutionProvider"
+_CUDA_EP = "CUDAExecutionProvider"
+_DEVICE_OF_EP = {_CPU_EP: "cpu", _CUDA_EP: "cuda"}
+
+# Element types that ONNX Runtime's numpy bridge converts faithfully. Others
+# (bfloat16, float8, int4, ...) cross as raw bytes in OrtValues: the bridge
+# refuses some and, worse, returns float8e4m3fn outputs as plain uint8.
+_NUMPY_BRIDGE_TYPES = {"float", "double", "float16", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                       "uint64", "bool", "string"}
+_NUMPY_BRIDGE_DTYPES = {np.dtype(t) for t in (np.float32, np.float64, np.float16, np.int8, np.int16, np.int32, np.int64,
+                                              np.uint8, np.uint16, np.uint32, np.uint64, np.bool_, np.object_)}
+# ONNX Runtime's names for element types ("tensor(float8e4m3fn)") -> onnx.TensorProto.DataType.
+_ONNX_TYPE_OF_ORT_NAME = {name.lower().replace("_", ""): value
+                          for name, value in onnx.TensorProto.DataType.items()}
+
+# Failures that mean "ONNX Runtime cannot run this", not "it ran it wrong":
+# a missing kernel, an op, domain or attribute its schemas lack, an IR or
+# opset newer than it reads, an element type it has not registered, or a
+# kernel that says a mode is not supported (spec/abi: UNSUPPORTED is "an
+# operator, type or attribute the backend cannot run").
+_UNSUPPORTED_MESSAGES = re.compile(
+    r"Could not find an implementation|Failed to find kernel|is not a registered function/op"
+    r"|Unsupported model IR version|Opset \d+ is under development|No opset import for domain"
+    r"|Unrecognized attribute|is not currently registered|not supported|not implemented",
+    re.IGNORECASE)
+# ONNX Runtime's refusal when fallback to the CPU EP is disabled (inference_session.cc).
+_FALLBACK_MESSAGES = re.compile(r"fallback to CPU EP has been explicitly disabled", re.IGNORECASE)
+_OOM_MESSAGES = re.compile(r"Failed to allocate memory|bad_alloc|out of memory", re.IGNORECASE)
+
+
+def _status_of(error: Exception, doing: str, allow_fallback: bool) -> protocol.AdapterError:
+    """Maps an exception raised by ONNX Runtime to a protocol status."""
+    text = str(error)
+    origin = "ONNX Runtime " if type(error).__module__.startswith("onnxruntime") else ""
+    label = f"{doing}: {origin}{type(error).__name__}: {text}"
+    if not allow_fallback and _FALLBACK_MESSAGES.search(text):
+        return protocol.AdapterError(protocol.FALLBACK_REQUIRED, label)
+    if isinstance(error, ort_errors.NotImplemented) or _UNSUPPORTED_MESSAGES.search(text):
+        return protocol.AdapterError(protocol.UNSUPPORTED, label)
+    if isinstance(error, MemoryError) or _OOM_MESSAGES.search(text):
+        return protocol.AdapterError(protocol.OUT_OF_MEMORY, label)
+    # The harness maps INVALID_ARGUMENT to FAIL: corpus models are valid ONNX,
+    # so ONNX Runtime rejecting one (or its inputs) is a conformance failure.
+    if isinstance(error, (ort_errors.InvalidGraph, ort_errors.InvalidProtobuf, ort_errors.InvalidArgument, ValueError)):
+        return protocol.AdapterError(protocol.INVALID_ARGUMENT, label)
+    return protocol.AdapterError(protocol.INTERNAL, label)
+
+
+def _element_type(type_name: str) -> str:
+    """"tensor(float)" -> "float"; "seq(tensor(int64))" -> "int64"; "optional(tensor(x))" -> "x"."""
+    inner = type_name
+    while "(" in inner:
+        inner = inner[inner.index("(") + 1:inner.rindex(")")]
+    return inner
+
+
+def _to_ort_value(array: np.ndarray) -> ort.OrtValue:
+    """A tensor of an element type numpy's bridge lacks, as an OrtValue holding
+    the same bytes as the ONNX raw_data (sub-byte types packed two or four to a byte)."""
+    tensor = numpy_helper.from_array(array)
+    value = ort.OrtValue.ortvalue_from_shape_and_type(list(array.shape), tensor.data_type)
+    raw = tensor.raw_data
+    if len(raw) != value.tensor_size_in_bytes():
+        raise protocol.AdapterError(protocol.INTERNAL, f"{len(raw)} bytes of {array.dtype} do not fill an ONNX Runtime "
+                                    f"tensor of {value.tensor_size_in_bytes()} bytes")
+    if raw:
+        ctypes.memmove(value.data_ptr(), raw, len(raw))
+    return value
+
+
+def _from_ort_value(name: str, value: ort.OrtValue) -> np.ndarray:
+    """An output tensor in CPU memory as numpy; the inverse of _to_ort_value for
+    element types numpy's bridge lacks."""
+    if not value.is_tensor():
+        raise protocol.AdapterError(protocol.UNSUPPORTED, f"output '{name}' is a {value.data_type()}, which the ONNX "
+                                    "Runtime Python API returns only through numpy, which lacks its element type")
+    if value.device_name().lower() != "cpu":
+        raise protocol.AdapterError(protocol.INTERNAL, f"output '{name}' came back in {value.device_name()} memory")
+    element = _element_type(value.data_type())
+    if element in _NUMPY_BRIDGE_TYPES:
+        return value.numpy()
+    if element not in _ONNX_TYPE_OF_ORT_NAME:
+        raise protocol.AdapterError(protocol.UNSUPPORTED, f"output '{name}' has element type {element}, unknown to ONNX")
+    tensor = onnx.TensorProto(name=name, data_type=_ONNX_TYPE_OF_ORT_NAME[element], dims=value.shape())
+    size = value.tensor_size_in_bytes()
+    tensor.raw_data = ctypes.string_at(value.data_ptr(), size) if size else b""
+    return numpy_helper.to_array(tensor)
+
+
+class _Session:
+    """One ONNX Runtime session and what run() needs to know about its graph."""
+
+    def __init__(self, ort_session: ort.InferenceSession, allow_fallback: bool):
+        self.ort = ort_session
+        self.allow_fallback = allow_fallback
+        self.input_names = {i.name for i in ort_session.get_inputs()}
+        self.overridable = {i.name for i in ort_session.get_overridable_initializers()}
+        self.outputs = [(o.name, o.type) for o in ort_session.get_outputs()]
+        # Outputs of an element type numpy lacks need the OrtValue path.
+        self.raw_outputs = any(_element_type(t) not in _NUMPY_BRIDGE_TYPES for _, t in self.outputs)
+
+
+class OnnxRuntimeAdapter(protocol.Adapter):
+    def __init__(self):
+        self._has_cuda = _CUDA_EP in ort.get_available_providers()
+
+    def info(self) -> protocol.AdapterInfo:
+        devices = [protocol.Device("cpu", "cpu", self._describe(_CPU_EP, "CPU"))]
+        if self._has_cuda:
+            devices.append(protocol.Device("cuda", "gpu", self._describe(_CUDA_EP, "GPU 0")))
+        return protocol.AdapterInfo(name="onnxruntime", version=ADAPTER_VERSION, backend_version=ort.__version__,
+                                    devices=devices)
+
+    @staticmethod
+    def _describe(ep_name: str, fallback_text: str) -> str:
+        hardware = fallback_text
+        try:
+            for ep_device in ort.get_ep_devices():
+                if ep_device.ep_name == ep_name:
+                    hardware = f"{ep_device.device.vendor} {ep_device.device.type.name}"
+                    break
+        except Exception:  # noqa: BLE001 - the description is for reports only
+            pass
+        return f"{hardware} through ONNX Runtime {ort.__version__} {ep_name}, one intra-op thread"
+
+    def capabilities(self, device: str) -> protocol.Capabilities:
+        # ONNX Runtime's coverage depends on opset, types and attributes:
+        # declaring nothing lets each case find out, and answer UNSUPPORTED.
+        return protocol.Capabilities(declared=False, can_forbid_fallback=True)
+
+    def create_session(self, model_bytes: bytes, options: protocol.SessionOptions):
+        session_options = ort.SessionOptions()
+        # One thread: stable timings, and parallel workers do not oversubscribe.
+        session_options.intra_op_num_threads = 1
+        session_options.inter_op_num_threads = 1
+        session_options.logid = options.case_name
+        session_options.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
+        if options.device == "cuda":
+            providers = [_CUDA_EP]
+            if options.allow_fallback:
+                providers.append(_CPU_EP)
+            else:
+                session_options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+        else:
+            # On the CPU EP nothing can fall back; ONNX Runtime also refuses
+            # disable_cpu_ep_fallback with the CPU EP listed.
+            providers = [_CPU_EP]
+        try:
+            # enable_fallback=0: the Python wrapper would otherwise quietly retry
+            # a failed session, or a failed run, on other providers.
+            session = ort.InferenceSession(model_bytes, session_options, providers=providers, enable_fallback=0)
+        except Exception as error:  # noqa: BLE001 - every ONNX Runtime failure becomes a status
+            raise _status_of(error, "session creation", options.allow_fallback) from error
+        if providers[0] not in session.get_providers():
+            raise protocol.AdapterError(protocol.DEVICE_UNAVAILABLE,
+                                        f"ONNX Runtime did not register {providers[0]}: {session.get_providers()}")
+        return _Session(session, options.allow_fallback), self._report(session)
+
+    @staticmethod
+    def _report(session: ort.InferenceSession) -> protocol.SessionReport:
+        # What ONNX Runtime assigned after its graph optimisations: nodes it
+        # fused, folded or inserted (Memcpy) are reported as it names them.
+        report = protocol.SessionReport()
+        index = 0
+        for subgraph in session.get_provider_graph_assignment_info():
+            device = _DEVICE_OF_EP.get(subgraph.ep_name, subgraph.ep_name)
+            for node in subgraph.get_nodes():
+                report.placement.append((node.name or f"{node.op_type}#{index}", device))
+                index += 1
+        return report
+
+    def run(self, session: _Session, inputs: dict) -> list:
+        feed = {}
+        for name, value in inputs.items():
+            if name not in session.input_names and name not in session.overridable:
+                raise protocol.AdapterError(protocol.INVALID_ARGUMENT, f"the model has no graph input named '{name}'")
+            feed[name] = self._feed_value(name, value)
+        try:
+            if session.raw_outputs:
+                values = session.ort.run_with_ort_values(None, {n: self._as_ort_value(n, v) for n, v in feed.items()})
+                results = [_from_ort_value(name, value) for (name, _), value in zip(session.outputs, values)]
+            else:
+                results = session.ort.run(None, feed)
+        except protocol.AdapterError:
+            raise
+        except Exception as error:  # noqa: BLE001
+            raise _status_of(error, "run", session.allow_fallback) from error
+        outputs = []
+        for (name, type_name), result in zip(session.outputs, results):
+            if type_name.startswith("optional("):
+                inner = "sequence" if type_name.startswith("optional(seq(") else "tensor"
+                result = protocol.OptionalValue(result, inner)
+            outputs.append((name, result))
+        return outputs
+
+    @staticmethod
+    def _feed_value(name: str, value):
+        if value is None or isinstance(value, list):
+            if isinstance(value, list) and any(np.asarray(v).dtype not in _NUMPY_BRIDGE_DTYPES for v in value):
+                raise protocol.AdapterError(protocol.UNSUPPORTED, f"input '{name}' is a sequence of an element type "
+                                            "that the ONNX Runtime Python API cannot pass")
+            return value  # a sequence, or an empty optional
+        array = np.asarray(value)
+        if array.dtype in _NUMPY_BRIDGE_DTYPES:
+            return array
+        return _to_ort_value(array)
+
+    @staticmethod
+    def _as_ort_value(name: str, value) -> ort.OrtValue:
+        # run_with_ort_values, the only way to read outputs numpy lacks, takes
+        # only OrtValues, and Python can build them only for tensors.
+        if isinstance(value, ort.OrtValue):
+            return value
+        if isinstance(value, np.ndarray):
+            return ort.OrtValue.ortvalue_from_numpy(value)
+        raise protocol.AdapterError(protocol.UNSUPPORTED, f"input '{name}' is a sequence or an empty optional, which the "
+                                    "ONNX Runtime Python API cannot pass to a model with outputs of a type numpy lacks")
+
+    def release(self, session: _Session) -> None:
+        session.ort = None  # ONNX Runtime frees the session with its last reference
+
+
+if __name__ == "__main__":
+    protocol.serve(OnnxRuntimeAdapter())

@@ -1,0 +1,283 @@
+// The reference evaluator behind the adapter C ABI: status objects and a
+// session that loads, runs and reports one model. Header-only because two
+// adapter libraries compile it, the reference adapter and the
+// fault-injection adapter (adapters/<name>/*.cc join only their own library).
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <new>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "reference/eval/evaluator.h"
+#include "reference/model/loader.h"
+#include "reference/model/tensor_io.h"
+#include "spec/abi/parity_adapter.h"
+
+// The ABI's opaque status. Each adapter library has its own copy of this
+// definition; the version script keeps it private to the library.
+struct parity_status {
+  parity_status_code code;
+  std::string message;
+};
+
+namespace parity::adapters {
+
+// Returned when a status object itself cannot be allocated, so that a
+// failure is never reported as success (a null status). Never freed.
+inline parity_status* OutOfMemoryStatus() {
+  static parity_status status{PARITY_STATUS_OUT_OF_MEMORY, "out of memory"};
+  return &status;
+}
+
+inline parity_status* MakeStatus(parity_status_code code, std::string message) {
+  parity_status* status = new (std::nothrow) parity_status{code, std::move(message)};
+  return status ? status : OutOfMemoryStatus();
+}
+
+// The ABI code for a reference status: a missing kernel is UNSUPPORTED; a
+// model or input the reference refuses is INVALID_ARGUMENT; kUnavailable,
+// which the evaluator never returns, carries DEVICE_UNAVAILABLE here.
+inline parity_status_code AbiCode(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return PARITY_STATUS_OK;
+    case StatusCode::kUnimplemented: return PARITY_STATUS_UNSUPPORTED;
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kInvalidModel:
+    case StatusCode::kNotFound:
+    case StatusCode::kOutOfRange:
+    case StatusCode::kIoError: return PARITY_STATUS_INVALID_ARGUMENT;
+    case StatusCode::kResourceExhausted: return PARITY_STATUS_OUT_OF_MEMORY;
+    case StatusCode::kUnavailable: return PARITY_STATUS_DEVICE_UNAVAILABLE;
+    default: return PARITY_STATUS_INTERNAL;
+  }
+}
+
+inline parity_status* ToAbiStatus(const Status& status) {
+  return status.ok() ? nullptr : MakeStatus(AbiCode(status.code()), status.message());
+}
+
+// The three status slots of the table.
+inline parity_status_code StatusCodeOf(const parity_status* status) { return status ? status->code : PARITY_STATUS_OK; }
+inline const char* StatusMessageOf(const parity_status* status) { return status ? status->message.c_str() : ""; }
+inline void ReleaseStatus(parity_status* status) {
+  if (status != OutOfMemoryStatus()) delete status;
+}
+
+// Runs `body` (returning parity_status*) so that no C++ exception crosses the
+// C ABI: std::bad_alloc becomes OUT_OF_MEMORY, anything else INTERNAL.
+template <typename Body>
+parity_status* Guarded(const char* call, Body&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return OutOfMemoryStatus();
+  } catch (const std::exception& e) {
+    return MakeStatus(PARITY_STATUS_INTERNAL, std::string(call) + ": " + e.what());
+  } catch (...) {
+    return MakeStatus(PARITY_STATUS_INTERNAL, std::string(call) + ": unknown exception");
+  }
+}
+
+// One model on the reference evaluator, on the device "cpu".
+// Ownership: outputs and the report point into the session, valid until the
+// next Run (outputs) or the session's destruction (both).
+class ReferenceSession {
+ public:
+  // One output of the last run, serialized; callers that alter the bytes
+  // (fault injection) call Publish() afterwards.
+  struct Output {
+    std::string name;
+    parity_value_kind kind = PARITY_VALUE_TENSOR;
+    std::string bytes;
+  };
+
+  static StatusOr<std::unique_ptr<ReferenceSession>> Create(const void* model, size_t model_size,
+                                                            const parity_session_options* options) {
+    const char* device = options && options->device ? options->device : "";
+    if (*device != '\0' && std::strcmp(device, "cpu") != 0) {
+      return Status(StatusCode::kUnavailable, StrCat("device '", device, "' is absent: the reference runs on 'cpu'"));
+    }
+    const std::string name = options && options->case_name && *options->case_name ? options->case_name : "model";
+    if (!model && model_size > 0) return InvalidArgument(name, ": no model bytes");
+    PARITY_ASSIGN_OR_RETURN(
+        LoadedModel loaded,
+        LoadModelBytes(std::string_view(static_cast<const char*>(model), model ? model_size : 0), name));
+    PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> evaluator, Evaluator::Create(std::move(loaded)));
+    std::unique_ptr<ReferenceSession> session(new ReferenceSession(std::move(evaluator)));
+    session->BuildReport();
+    return session;
+  }
+
+  // Binds inputs to graph inputs by name (an input with an empty name binds
+  // by position), runs, and serializes the outputs.
+  Status Run(const parity_value* inputs, size_t input_count) {
+    const onnx::GraphProto& graph = evaluator_->model().proto->graph();
+    const std::string& model_name = evaluator_->model().name;
+    std::unordered_map<std::string, int> index_of;
+    for (int i = 0; i < graph.input_size(); ++i) index_of.emplace(graph.input(i).name(), i);
+    std::vector<std::optional<Value>> bound(static_cast<size_t>(graph.input_size()));
+    int last_bound = -1;
+    for (size_t i = 0; i < input_count; ++i) {
+      const parity_value& in = inputs[i];
+      const std::string name = in.name ? in.name : "";
+      int index = static_cast<int>(i);
+      if (!name.empty()) {
+        const auto it = index_of.find(name);
+        if (it == index_of.end()) return InvalidArgument(model_name, ": '", name, "' is not an input of the graph");
+        index = it->second;
+      } else if (index >= graph.input_size()) {
+        return InvalidArgument(model_name, ": input ", i, " has no name and the graph has only ", graph.input_size(),
+                               " inputs");
+      }
+      if (bound[static_cast<size_t>(index)]) {
+        return InvalidArgument(model_name, ": graph input '", graph.input(index).name(), "' is given twice");
+      }
+      PARITY_ASSIGN_OR_RETURN(Value value, ParseValue(in, graph.input(index).name()));
+      bound[static_cast<size_t>(index)] = std::move(value);
+      last_bound = std::max(last_bound, index);
+    }
+    // The evaluator takes inputs in graph order; one left out before the last
+    // given input takes its initializer, as it would at the end.
+    std::vector<Value> ordered;
+    for (int i = 0; i <= last_bound; ++i) {
+      if (bound[static_cast<size_t>(i)]) {
+        ordered.push_back(*bound[static_cast<size_t>(i)]);
+        continue;
+      }
+      const onnx::TensorProto* initializer = FindInitializer(graph, graph.input(i).name());
+      if (!initializer)
+        return InvalidArgument(model_name, ": graph input '", graph.input(i).name(), "' was given no value");
+      PARITY_ASSIGN_OR_RETURN(Tensor tensor, TensorFromProto(*initializer));
+      ordered.push_back(Value::FromTensor(std::move(tensor)));
+    }
+    PARITY_ASSIGN_OR_RETURN(std::vector<Value> results, evaluator_->Run(ordered));
+    // Built aside, so that a failure leaves the last run's outputs intact.
+    std::vector<Output> outputs(results.size());
+    for (size_t i = 0; i < results.size(); ++i) {
+      outputs[i].name = graph.output(static_cast<int>(i)).name();
+      PARITY_RETURN_IF_ERROR(Serialize(results[i], outputs[i]));
+    }
+    outputs_ = std::move(outputs);
+    Publish();
+    return Status::Ok();
+  }
+
+  std::vector<Output>& mutable_outputs() { return outputs_; }
+  // Points the ABI view of the outputs at the current bytes.
+  void Publish() {
+    output_values_.clear();
+    for (const Output& out : outputs_) {
+      output_values_.push_back({out.name.c_str(), out.kind, out.bytes.data(), out.bytes.size()});
+    }
+  }
+  const parity_value* outputs() const { return output_values_.data(); }
+  size_t output_count() const { return output_values_.size(); }
+
+  const parity_session_report* report() const { return &report_; }
+  // Moves node `index` of the report to another device (fault injection).
+  void PlaceNode(size_t index, std::string device) {
+    if (index >= node_devices_.size()) return;
+    node_devices_[index] = std::move(device);
+    placement_[index].device = node_devices_[index].c_str();
+  }
+
+ private:
+  explicit ReferenceSession(std::unique_ptr<Evaluator> evaluator) : evaluator_(std::move(evaluator)) {}
+
+  // Every top-level node runs on "cpu"; the reference selects no variants.
+  void BuildReport() {
+    const onnx::GraphProto& graph = evaluator_->model().proto->graph();
+    for (int i = 0; i < graph.node_size(); ++i) {
+      const onnx::NodeProto& node = graph.node(i);
+      node_names_.push_back(node.name().empty() ? StrCat(node.op_type(), "#", i) : node.name());
+      node_devices_.push_back("cpu");
+    }
+    // The strings are all in place before any pointer into them is taken.
+    for (size_t i = 0; i < node_names_.size(); ++i) {
+      placement_.push_back({node_names_[i].c_str(), node_devices_[i].c_str()});
+    }
+    report_ = {0, nullptr, placement_.size(), placement_.data()};
+  }
+
+  static const onnx::TensorProto* FindInitializer(const onnx::GraphProto& graph, const std::string& name) {
+    for (const auto& init : graph.initializer()) {
+      if (init.name() == name) return &init;
+    }
+    return nullptr;
+  }
+
+  static StatusOr<Value> ParseValue(const parity_value& in, const std::string& input_name) {
+    if (!in.data && in.size > 0) return InvalidArgument("input '", input_name, "' has a size but no data");
+    if (in.size > static_cast<size_t>(kMaxModelBytes)) {
+      return InvalidArgument("input '", input_name, "' is ", in.size, " bytes, over protobuf's 2 GiB limit");
+    }
+    const int size = static_cast<int>(in.size);
+    switch (in.kind) {
+      case PARITY_VALUE_TENSOR: {
+        onnx::TensorProto proto;
+        if (!proto.ParseFromArray(in.data, size))
+          return InvalidArgument("input '", input_name, "' is not a TensorProto");
+        PARITY_ASSIGN_OR_RETURN(Tensor tensor, TensorFromProto(proto));
+        return Value::FromTensor(std::move(tensor));
+      }
+      case PARITY_VALUE_SEQUENCE: {
+        onnx::SequenceProto proto;
+        if (!proto.ParseFromArray(in.data, size)) {
+          return InvalidArgument("input '", input_name, "' is not a SequenceProto");
+        }
+        return ValueFromSequenceProto(proto);
+      }
+      case PARITY_VALUE_OPTIONAL: {
+        onnx::OptionalProto proto;
+        if (!proto.ParseFromArray(in.data, size)) {
+          return InvalidArgument("input '", input_name, "' is not an OptionalProto");
+        }
+        return ValueFromOptionalProto(proto);
+      }
+    }
+    return InvalidArgument("input '", input_name, "' has unknown kind ", static_cast<int>(in.kind));
+  }
+
+  static Status Serialize(const Value& value, Output& out) {
+    bool serialized = false;
+    if (value.is_tensor()) {
+      onnx::TensorProto proto;
+      TensorToProto(value.tensor(), &proto);
+      proto.set_name(out.name);
+      out.kind = PARITY_VALUE_TENSOR;
+      serialized = proto.SerializeToString(&out.bytes);
+    } else if (value.is_sequence()) {
+      onnx::SequenceProto proto;
+      ValueToSequenceProto(value, &proto);
+      proto.set_name(out.name);
+      out.kind = PARITY_VALUE_SEQUENCE;
+      serialized = proto.SerializeToString(&out.bytes);
+    } else {
+      onnx::OptionalProto proto;
+      ValueToOptionalProto(value, &proto);
+      proto.set_name(out.name);
+      out.kind = PARITY_VALUE_OPTIONAL;
+      serialized = proto.SerializeToString(&out.bytes);
+    }
+    if (!serialized) return Internal("output '", out.name, "' (", value.Description(), ") could not be serialized");
+    return Status::Ok();
+  }
+
+  std::unique_ptr<Evaluator> evaluator_;
+  std::vector<Output> outputs_;
+  std::vector<parity_value> output_values_;
+  std::vector<std::string> node_names_;
+  std::vector<std::string> node_devices_;
+  std::vector<parity_node_placement> placement_;
+  parity_session_report report_{};
+};
+
+}  // namespace parity::adapters

@@ -1,0 +1,69 @@
+// Comparison of data sets and the expectations' say on a case's state.
+#include "harness/case_outcome.h"
+
+namespace parity {
+
+bool CompareDataSet(const DataSet& set, const std::vector<Value>& actual, const std::vector<std::string>& output_names,
+                    const TolerancePolicy& policy, const CaseInfo& info, std::string_view adapter, CaseResult& r) {
+  if (actual.size() != set.outputs.size()) {
+    r.state = CaseState::kFail;
+    r.message = StrCat("produced ", actual.size(), " outputs, expected ", set.outputs.size());
+    return false;
+  }
+  r.outputs = nlohmann::json::array();
+  for (size_t k = 0; k < set.outputs.size(); ++k) {
+    const Value& expected = set.outputs[k];
+    const std::string name = k < output_names.size() ? output_names[k] : StrCat("#", k);
+    const DataType dtype = expected.is_tensor() ? expected.tensor().dtype() : DataType::kUndefined;
+    Tolerance tol = policy.For(r.op, dtype, ShapeFacts{}, adapter);
+    if (info.meta.contains("tolerance")) {
+      StatusOr<Tolerance> overridden = TolerancePolicy::ApplyOverride(tol, info.meta["tolerance"]);
+      if (!overridden.ok()) {
+        r.state = CaseState::kError;
+        r.message = overridden.status().WithContext(info.dir + "/case.json").ToString();
+        return false;
+      }
+      tol = *overridden;
+    }
+    OutputComparison cmp = CompareValues(expected, actual[k], tol);
+    nlohmann::json out = ToJson(cmp.stats);
+    out["index"] = k;
+    out["name"] = name;
+    out["verdict"] = CompareVerdictName(cmp.verdict);
+    if (!cmp.message.empty()) out["message"] = cmp.message;
+    r.outputs.push_back(std::move(out));
+    if (cmp.verdict == CompareVerdict::kMismatch) {
+      if (r.state != CaseState::kFail) r.message.clear();
+      r.state = CaseState::kFail;
+      if (r.message.empty()) r.message = StrCat("output ", k, " '", name, "': ", cmp.message);
+    } else if (cmp.verdict == CompareVerdict::kMistrusted && r.state == CaseState::kPass) {
+      r.state = CaseState::kMistrusted;
+      r.message = StrCat("output ", k, " '", name, "': ", cmp.message);
+    }
+  }
+  return r.state != CaseState::kFail;
+}
+
+bool ApplyExpectation(CaseResult& r, const Expectations* expectations) {
+  // ERROR is the harness's failure, never the backend's (spec/results.md).
+  if (r.state == CaseState::kError) return true;
+  if (!expectations) return !FailsGate(r.state);
+  const ExpectationEntry* e = expectations->Find(r.name);
+  if (!e) return r.state == CaseState::kPass || r.state == CaseState::kSkip;
+  ++e->matched;
+  r.expectation = e->reason;
+  if (r.state == CaseState::kPass) {
+    r.state = CaseState::kXpass;
+    r.message = "passes, but the expectations list it: remove the stale entry '" + e->pattern + "'";
+    return false;
+  }
+  if (CaseStateName(r.state) != e->state) {
+    r.message = StrCat("expected ", e->state, " by entry '", e->pattern, "', got ", CaseStateName(r.state), ": ",
+                       r.message);
+    return false;
+  }
+  if (r.state == CaseState::kFail) r.state = CaseState::kXfail;
+  return true;
+}
+
+}  // namespace parity

@@ -1,0 +1,308 @@
+// One case through a worker, and the worker slots that survive their workers.
+#include "harness/run/case_runner.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "harness/case_outcome.h"
+#include "reference/model/loader.h"
+#include "reference/model/tensor_io.h"
+
+namespace parity {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+StatusOr<std::string> ReadFileBytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError("cannot read '", path.string(), "'");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+// The inputs of one data set as protocol values, read straight from the
+// files (no conversion: the worker gets the bytes the case holds).
+StatusOr<std::vector<protocol::Value>> ReadInputs(const std::string& set_dir, const onnx::GraphProto& graph) {
+  std::vector<protocol::Value> inputs;
+  std::error_code ec;
+  for (int k = 0;; ++k) {
+    const fs::path file = fs::path(set_dir) / ("input_" + std::to_string(k) + ".pb");
+    if (!fs::exists(file, ec)) break;
+    if (k >= graph.input_size()) {
+      return InvalidArgument(file.string(), ": the model has only ", graph.input_size(), " inputs");
+    }
+    PARITY_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(file));
+    protocol::Value value;
+    value.set_name(graph.input(k).name());
+    const onnx::TypeProto& type = graph.input(k).type();
+    bool parsed = false;
+    if (type.has_sequence_type()) parsed = value.mutable_sequence()->ParseFromString(bytes);
+    else if (type.has_optional_type()) parsed = value.mutable_optional()->ParseFromString(bytes);
+    else parsed = value.mutable_tensor()->ParseFromString(bytes);
+    if (!parsed) return InvalidArgument(file.string(), ": not a valid value for input '", graph.input(k).name(), "'");
+    inputs.push_back(std::move(value));
+  }
+  return inputs;
+}
+
+StatusOr<Value> ValueFromProtocol(const protocol::Value& v) {
+  const int kinds = v.has_tensor() + v.has_sequence() + v.has_optional();
+  if (kinds != 1) return InvalidArgument("holds ", kinds, " of tensor, sequence and optional; exactly one is due");
+  if (v.has_tensor()) {
+    if (v.tensor().data_location() == onnx::TensorProto::EXTERNAL) {
+      return InvalidArgument("is stored as external data, which an output may not be");
+    }
+    PARITY_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(v.tensor()));
+    return Value::FromTensor(std::move(t));
+  }
+  if (v.has_sequence()) return ValueFromSequenceProto(v.sequence());
+  return ValueFromOptionalProto(v.optional());
+}
+
+// Every (domain, op_type) the backend must run: the graph's nodes, those of
+// subgraphs, and those inside model-local functions instead of the calls.
+void CollectOperators(const onnx::GraphProto& graph, const std::set<std::string>& local_functions,
+                      std::set<std::string>& out) {
+  for (const auto& node : graph.node()) {
+    const std::string domain = node.domain().empty() ? "ai.onnx" : node.domain();
+    if (!local_functions.count(node.domain() + ":" + node.op_type())) out.insert(domain + ":" + node.op_type());
+    for (const auto& attribute : node.attribute()) {
+      if (attribute.has_g()) CollectOperators(attribute.g(), local_functions, out);
+      for (const auto& g : attribute.graphs()) CollectOperators(g, local_functions, out);
+    }
+  }
+}
+
+// The first operator the adapter does not declare, or empty.
+std::string UndeclaredOperator(const onnx::ModelProto& model, const protocol::Capabilities& caps) {
+  std::set<std::string> local_functions, needed;
+  for (const auto& f : model.functions()) local_functions.insert(f.domain() + ":" + f.name());
+  CollectOperators(model.graph(), local_functions, needed);
+  for (const auto& f : model.functions()) {
+    onnx::GraphProto body;
+    *body.mutable_node() = f.node();
+    CollectOperators(body, local_functions, needed);
+  }
+  const std::set<std::string> declared(caps.operators().begin(), caps.operators().end());
+  for (const std::string& op : needed) {
+    const std::string domain = op.substr(0, op.find(':'));
+    if (!declared.count(op) && !declared.count(domain + ":*")) return op;
+  }
+  return "";
+}
+
+std::string StatusCodeText(protocol::StatusCode code) { return protocol::StatusCode_Name(code); }
+
+// A failed call: TIMEOUT when the worker did not answer in time, CRASH otherwise.
+void RecordWorkerFailure(const Status& failure, const std::string& phase, WorkerProcess* worker, WorkerSlot& slot,
+                         CaseResult& r) {
+  if (failure.code() == StatusCode::kDeadlineExceeded) {
+    r.state = CaseState::kTimeout;
+    r.message = StrCat(phase, ": ", failure.message(), "; the worker was killed");
+  } else {
+    r.state = CaseState::kCrash;
+    const std::string how = failure.code() == StatusCode::kUnavailable ? worker->EndDescription() : failure.message();
+    r.message = StrCat("the worker failed during ", phase, ": ", how);
+  }
+  slot.Discard();
+}
+
+}  // namespace
+
+StatusOr<WorkerProcess*> WorkerSlot::Get(int64_t deadline_ms) {
+  if (worker_ && worker_->alive()) return worker_.get();
+  worker_.reset();
+  PARITY_ASSIGN_OR_RETURN(worker_, WorkerProcess::Start(launch_));
+  ++starts_;
+  protocol::Request hello;
+  hello.mutable_hello()->set_protocol_version(protocol::PROTOCOL_VERSION);
+  StatusOr<protocol::Response> answer = worker_->Call(hello, deadline_ms);
+  if (!answer.ok()) {
+    const std::string how = answer.status().code() == StatusCode::kUnavailable ? worker_->EndDescription()
+                                                                              : answer.status().message();
+    worker_.reset();
+    return Status(StatusCode::kUnavailable, StrCat("the worker of adapter '", launch_.adapter, "' did not start: ", how));
+  }
+  if (answer->has_status() && answer->status().code() != protocol::OK) {
+    worker_.reset();
+    return Status(StatusCode::kUnavailable, StrCat("the worker of adapter '", launch_.adapter, "' refused the handshake: ",
+                                                   answer->status().message()));
+  }
+  info_ = answer->info();
+  return worker_.get();
+}
+
+int64_t WorkerSlot::RetireIfOverMemory() {
+  if (!worker_ || launch_.memory_limit_kb <= 0) return 0;
+  const int64_t resident = worker_->ResidentKb();
+  if (resident <= launch_.memory_limit_kb) return 0;
+  Shutdown();
+  return resident;
+}
+
+void WorkerSlot::Shutdown() {
+  if (worker_) worker_->Shutdown();
+  worker_.reset();
+}
+
+std::string PlannedOperator(CaseInfo info) {
+  if (!ReadCaseMeta(info).ok()) return "";
+  StatusOr<LoadedModel> model = LoadModelFile((fs::path(info.dir) / "model.onnx").string());
+  return model.ok() ? CaseOperator(info, *model->proto) : "";
+}
+
+CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& settings) {
+  CaseResult r;
+  r.name = info.name;
+  r.suite = info.suite;
+  r.dir = info.dir;
+  r.adapter = settings.adapter;
+  r.device = settings.device;
+  r.repro = settings.repro_prefix + " --cases " + ShellQuote(info.dir);
+  r.state = CaseState::kError;
+  auto error = [&](const Status& s) {
+    r.state = CaseState::kError;
+    r.message = s.ToString();
+    return r;
+  };
+
+  // Everything from the case's files is read before the worker's clock starts.
+  if (Status meta = ReadCaseMeta(info); !meta.ok()) return error(meta);
+  StatusOr<std::string> model_bytes = ReadFileBytes(fs::path(info.dir) / "model.onnx");
+  if (!model_bytes.ok()) return error(model_bytes.status());
+  StatusOr<LoadedModel> model = LoadModelBytes(*model_bytes, (fs::path(info.dir) / "model.onnx").string(), info.dir);
+  if (!model.ok()) return error(model.status());
+  const onnx::ModelProto& proto = *model->proto;
+  r.op = CaseOperator(info, proto);
+  StatusOr<std::vector<DataSet>> sets = ReadDataSets(info, proto, /*read_inputs=*/false);
+  if (!sets.ok()) return error(sets.status());
+  std::vector<std::vector<protocol::Value>> inputs;
+  for (const DataSet& set : *sets) {
+    StatusOr<std::vector<protocol::Value>> in = ReadInputs(set.dir, proto.graph());
+    if (!in.ok()) return error(in.status());
+    inputs.push_back(std::move(in).value());
+  }
+  std::vector<std::string> output_names;
+  for (const auto& o : proto.graph().output()) output_names.push_back(o.name());
+
+  if (settings.capabilities && settings.capabilities->declared()) {
+    if (const std::string op = UndeclaredOperator(proto, *settings.capabilities); !op.empty()) {
+      r.state = CaseState::kUnsupported;
+      r.message = StrCat("the adapter does not declare ", op);
+      return r;
+    }
+  }
+  bool allow_fallback = settings.allow_fallback;
+  if (info.meta.value("fallback", "") == "forbidden") allow_fallback = false;
+
+  const auto start = Clock::now();
+  const int64_t budget_ms = static_cast<int64_t>(settings.timeout_seconds * 1000);
+  auto left_ms = [&] {
+    return budget_ms - std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+  };
+  StatusOr<WorkerProcess*> worker = slot.Get(std::max<int64_t>(left_ms(), 1) + 30000);
+  if (!worker.ok()) return error(worker.status());
+
+  protocol::Request create;
+  auto* c = create.mutable_create_session();
+  c->set_model(*model_bytes);
+  c->set_warm_repeats(static_cast<uint32_t>(settings.warm_repeats));
+  c->mutable_options()->set_device(settings.device);
+  c->mutable_options()->set_allow_fallback(allow_fallback);
+  c->mutable_options()->set_case_name(info.name);
+  if (info.meta.contains("variant_targets") && info.meta["variant_targets"].is_array()) {
+    for (const auto& t : info.meta["variant_targets"]) {
+      if (t.is_string()) c->mutable_options()->add_variant_targets(t.get<std::string>());
+    }
+  }
+  StatusOr<protocol::Response> created = (*worker)->Call(create, std::max<int64_t>(left_ms(), 1));
+  if (!created.ok()) {
+    RecordWorkerFailure(created.status(), "session creation", *worker, slot, r);
+    return r;
+  }
+  if (created->has_status() && created->status().code() != protocol::OK) {
+    const protocol::StatusCode code = created->status().code();
+    r.state = code == protocol::UNSUPPORTED || code == protocol::FALLBACK_REQUIRED ? CaseState::kUnsupported
+              : code == protocol::DEVICE_UNAVAILABLE                             ? CaseState::kSkip
+                                                                                 : CaseState::kFail;
+    r.message = StrCat("session creation: ", StatusCodeText(code), ": ", created->status().message());
+    return r;
+  }
+  const protocol::SessionCreated& session = created->session();
+  r.load_ms_cold = session.load_ms_cold();
+  r.load_ms_warm.assign(session.load_ms_warm().begin(), session.load_ms_warm().end());
+  for (const auto& v : session.variants()) r.variants.push_back({{"entry", v.entry()}, {"chosen", v.chosen()}});
+  std::string fell_back;
+  for (const auto& p : session.placement()) {
+    r.placement[p.device()] = r.placement.value(p.device(), 0) + 1;
+    if (!allow_fallback && p.device() != settings.device) {
+      fell_back += (fell_back.empty() ? "" : ", ") + p.node() + " on " + p.device();
+    }
+  }
+
+  auto release = [&] {
+    protocol::Request request;
+    request.mutable_release_session()->set_session_id(session.session_id());
+    StatusOr<protocol::Response> released = (*worker)->Call(request, std::max<int64_t>(left_ms(), 1000));
+    if (!released.ok()) RecordWorkerFailure(released.status(), "session release", *worker, slot, r);
+  };
+  if (!fell_back.empty()) {
+    r.state = CaseState::kFellBack;
+    r.message = StrCat("fallback was forbidden, but the session places nodes off ", settings.device, ": ", fell_back);
+    release();
+    return r;
+  }
+
+  r.state = CaseState::kPass;
+  for (size_t s = 0; s < sets->size(); ++s) {
+    protocol::Request request;
+    request.mutable_run()->set_session_id(session.session_id());
+    for (auto& v : inputs[s]) *request.mutable_run()->add_inputs() = std::move(v);
+    StatusOr<protocol::Response> ran = (*worker)->Call(request, std::max<int64_t>(left_ms(), 1));
+    const std::string phase = StrCat("run of ", fs::path((*sets)[s].dir).filename().string());
+    if (!ran.ok()) {
+      RecordWorkerFailure(ran.status(), phase, *worker, slot, r);
+      return r;
+    }
+    if (ran->has_status() && ran->status().code() != protocol::OK) {
+      const protocol::StatusCode code = ran->status().code();
+      r.state = code == protocol::UNSUPPORTED ? CaseState::kUnsupported : CaseState::kFail;
+      r.message = StrCat(phase, ": ", StatusCodeText(code), ": ", ran->status().message());
+      break;
+    }
+    r.run_ms += ran->run().run_ms();
+    // Outputs are matched to the graph's outputs by name when named, else by position.
+    std::vector<Value> actual;
+    bool unreadable = false;
+    for (size_t k = 0; k < output_names.size() && k < static_cast<size_t>(ran->run().outputs_size()); ++k) {
+      const protocol::Value* v = &ran->run().outputs(static_cast<int>(k));
+      for (const auto& candidate : ran->run().outputs()) {
+        if (candidate.name() == output_names[k]) v = &candidate;
+      }
+      StatusOr<Value> value = ValueFromProtocol(*v);
+      if (!value.ok()) {
+        r.state = CaseState::kFail;
+        r.message = StrCat(phase, ": output ", k, " '", output_names[k], "' ", value.status().message());
+        unreadable = true;
+        break;
+      }
+      actual.push_back(std::move(value).value());
+    }
+    if (unreadable) break;
+    if (static_cast<size_t>(ran->run().outputs_size()) != (*sets)[s].outputs.size()) {
+      r.state = CaseState::kFail;
+      r.message = StrCat(phase, ": produced ", ran->run().outputs_size(), " outputs, expected ", (*sets)[s].outputs.size());
+      break;
+    }
+    if (!CompareDataSet((*sets)[s], actual, output_names, *settings.policy, info, settings.adapter, r)) break;
+  }
+  release();
+  return r;
+}
+
+}  // namespace parity

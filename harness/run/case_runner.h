@@ -1,0 +1,59 @@
+// One case through one worker: prepare the case's files, ask the worker for a
+// session and runs, compare, and map every way it can go wrong to a state
+// (spec/results.md). The worker slot restarts its worker after a crash, a
+// hang or a protocol breach, so the next case starts clean.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "harness/case_reader.h"
+#include "harness/compare.h"
+#include "harness/results.h"
+#include "harness/run/worker_client.h"
+#include "parity_worker.pb.h"
+
+namespace parity {
+
+// A worker process started on demand, with its handshake done.
+class WorkerSlot {
+ public:
+  explicit WorkerSlot(WorkerLaunch launch) : launch_(std::move(launch)) {}
+  // The running worker, started (and greeted) when there is none.
+  StatusOr<WorkerProcess*> Get(int64_t deadline_ms);
+  // Drops a worker that failed a call; the next Get starts a new one.
+  void Discard() { worker_.reset(); }
+  void Shutdown();
+  // Between cases: shuts a worker whose resident memory has grown past the
+  // launch's limit (a leaking backend), so the next case starts a fresh one.
+  // Returns the resident KiB it had when it did, else 0.
+  int64_t RetireIfOverMemory();
+  const protocol::AdapterInfo& info() const { return info_; }
+  int restarts() const { return starts_ > 0 ? starts_ - 1 : 0; }
+
+ private:
+  WorkerLaunch launch_;
+  std::unique_ptr<WorkerProcess> worker_;
+  protocol::AdapterInfo info_;
+  int starts_ = 0;
+};
+
+struct CaseRunSettings {
+  std::string adapter;  // the adapter's name, for results and tolerance rules
+  std::string device;
+  bool allow_fallback = true;
+  int warm_repeats = 3;
+  double timeout_seconds = 60;  // the worker's time for the whole case
+  const TolerancePolicy* policy = nullptr;
+  const protocol::Capabilities* capabilities = nullptr;  // null or undeclared: try every case
+  std::string repro_prefix;  // the command line up to " --cases DIR"
+};
+
+// Runs one case; never fails, every outcome is a state. Expectations are
+// applied by the caller.
+CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& settings);
+
+// The operator a case is about, read from its model (empty when unreadable).
+std::string PlannedOperator(CaseInfo info);
+
+}  // namespace parity

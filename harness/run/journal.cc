@@ -1,0 +1,127 @@
+// The append-only results journal and the run folder's plan.
+#include "harness/run/journal.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace parity {
+namespace {
+namespace fs = std::filesystem;
+}
+
+StatusOr<std::vector<CaseResult>> ReadJournal(const std::string& path, bool drop_partial_tail) {
+  std::vector<CaseResult> results;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return results;
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  size_t start = 0, line_number = 0;
+  while (start < text.size()) {
+    const size_t end = text.find('\n', start);
+    ++line_number;
+    if (end == std::string::npos) {
+      // A partial last line: the write of a killed run. Its case runs again.
+      if (drop_partial_tail && ::truncate(path.c_str(), static_cast<off_t>(start)) != 0) {
+        return IoError(path, ": cannot drop the partial last line: ", std::strerror(errno));
+      }
+      break;
+    }
+    const std::string line = text.substr(start, end - start);
+    start = end + 1;
+    if (line.empty()) continue;
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::exception& e) {
+      return InvalidArgument(path, ":", line_number, ": not a JSON result line: ", e.what());
+    }
+    StatusOr<CaseResult> r = CaseResultFromJson(j);
+    if (!r.ok()) return r.status().WithContext(StrCat(path, ":", line_number));
+    results.push_back(std::move(r).value());
+  }
+  return results;
+}
+
+Status WriteFileAtomically(const std::string& path, const std::string& content) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << content;
+    if (!out.flush()) return IoError("cannot write '", temporary, "'");
+  }
+  std::error_code ec;
+  fs::rename(temporary, path, ec);
+  if (ec) return IoError("cannot rename '", temporary, "' to '", path, "': ", ec.message());
+  return Status::Ok();
+}
+
+StatusOr<std::unique_ptr<Journal>> Journal::Open(const std::string& dir, const nlohmann::json& settings, bool fresh) {
+  std::unique_ptr<Journal> journal(new Journal());
+  journal->dir_ = dir;
+  journal->settings_ = settings;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return IoError("cannot create the output folder '", dir, "': ", ec.message());
+  const fs::path run_json = fs::path(dir) / "run.json", results = fs::path(dir) / "results.jsonl";
+  if (fresh) {
+    for (const char* name : {"run.json", "results.jsonl", "summary.json", "junit.xml", "report.md", "report.html"}) {
+      fs::remove(fs::path(dir) / name, ec);
+    }
+  }
+  if (fs::exists(run_json, ec)) {
+    nlohmann::json previous;
+    try {
+      std::ifstream in(run_json);
+      previous = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+      return InvalidArgument(run_json.string(), ": not valid JSON (", e.what(), "); use --fresh to start over");
+    }
+    std::string differing;
+    for (const auto& [key, value] : settings.items()) {
+      if (!previous.contains("settings") || previous["settings"].value(key, nlohmann::json()) != value) {
+        differing += (differing.empty() ? "" : ", ") + key;
+      }
+    }
+    if (!differing.empty()) {
+      return InvalidArgument(dir, " holds a run with other settings (", differing,
+                             "); resume it with the same options, use another --out, or add --fresh");
+    }
+    journal->previous_plan_ = previous.value("planned", nlohmann::json::array());
+    PARITY_ASSIGN_OR_RETURN(journal->previous_, ReadJournal(results.string(), /*drop_partial_tail=*/true));
+  } else if (fs::exists(results, ec)) {
+    return InvalidArgument(dir, " holds results.jsonl but no run.json: not a folder parity run wrote; "
+                           "use another --out, or add --fresh");
+  }
+  journal->fd_ = ::open(results.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (journal->fd_ < 0) return IoError("cannot open '", results.string(), "': ", std::strerror(errno));
+  return journal;
+}
+
+Journal::~Journal() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status Journal::WritePlan(const nlohmann::json& planned) {
+  nlohmann::json run = {{"settings", settings_}, {"planned", planned}};
+  return WriteFileAtomically((fs::path(dir_) / "run.json").string(), run.dump(1) + "\n");
+}
+
+Status Journal::Append(const CaseResult& result) {
+  const std::string line = ToJson(result).dump() + "\n";
+  std::lock_guard<std::mutex> lock(mutex_);
+  // One write per line: O_APPEND makes it land whole after every earlier one.
+  const ssize_t n = ::write(fd_, line.data(), line.size());
+  if (n != static_cast<ssize_t>(line.size())) {
+    return IoError("cannot append to ", dir_, "/results.jsonl: ", n < 0 ? std::strerror(errno) : "short write");
+  }
+  return Status::Ok();
+}
+
+}  // namespace parity

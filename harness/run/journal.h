@@ -1,0 +1,58 @@
+// The run folder's journal (spec/results.md): run.json holds the settings
+// and the plan, results.jsonl one line per finished case. Lines are appended
+// with one write each, so a run killed at any moment leaves whole lines and
+// at most one partial last line, which reopening drops; a run started again
+// with the same settings runs only what has no line yet.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/results.h"
+
+namespace parity {
+
+// Reads results.jsonl. A last line without its newline is a write cut short
+// by a kill: with `drop_partial_tail` it is cut off the file, otherwise
+// ignored. Any other line that does not parse is an error naming its number.
+StatusOr<std::vector<CaseResult>> ReadJournal(const std::string& path, bool drop_partial_tail);
+
+class Journal {
+ public:
+  // Opens (creating) `dir` for a run with `settings`. When the folder already
+  // holds a run: with `fresh` its files are removed; otherwise its settings
+  // must equal `settings` (else an error names the keys that differ) and its
+  // results are kept.
+  static StatusOr<std::unique_ptr<Journal>> Open(const std::string& dir, const nlohmann::json& settings, bool fresh);
+  ~Journal();
+
+  // The plan of the run being resumed (empty for a new run).
+  const nlohmann::json& previous_plan() const { return previous_plan_; }
+  // Results already in the journal when it was opened.
+  const std::vector<CaseResult>& previous() const { return previous_; }
+  // Writes run.json: the settings and the plan [{"case", "suite", "operator", "dir"}].
+  Status WritePlan(const nlohmann::json& planned);
+  // Appends one result line. Thread-safe.
+  Status Append(const CaseResult& result);
+  const std::string& dir() const { return dir_; }
+
+ private:
+  Journal() = default;
+  std::string dir_;
+  nlohmann::json settings_;
+  nlohmann::json previous_plan_ = nlohmann::json::array();
+  std::vector<CaseResult> previous_;
+  int fd_ = -1;
+  std::mutex mutex_;
+};
+
+// Writes `content` to `path` through a temporary file and a rename, so that a
+// reader never sees half a file.
+Status WriteFileAtomically(const std::string& path, const std::string& content);
+
+}  // namespace parity

@@ -1,0 +1,40 @@
+"""Shared pieces of the end-to-end tests of `parity run`: where the build is,
+a small corpus written once per test process, and reading a run folder."""
+import json
+import os
+import subprocess
+import tempfile
+
+BINARY_DIR = os.environ.get("PARITY_BINARY_DIR", os.path.join(os.path.dirname(__file__), "../../build"))
+PARITY = os.path.join(BINARY_DIR, "parity")
+
+
+def write_corpus(folder, name_contains):
+    """Writes the node cases whose name contains `name_contains` into folder/onnx_node."""
+    out = os.path.join(folder, "onnx_node")
+    subprocess.run([PARITY, "corpus", "onnx-node", "--out", out, "--filter", name_contains, "--min-cases", "1"],
+                   check=True, stdout=subprocess.DEVNULL)
+    return out
+
+
+def read_run(out_dir):
+    """(plan, results by case name, summary) of a run folder; fails on a duplicate result."""
+    with open(os.path.join(out_dir, "run.json")) as f:
+        plan = [p["case"] for p in json.load(f)["planned"]]
+    results = {}
+    with open(os.path.join(out_dir, "results.jsonl")) as f:
+        for line in f:
+            r = json.loads(line)
+            assert r["case"] not in results, "case %s has two results" % r["case"]
+            results[r["case"]] = r
+    summary = None
+    if os.path.exists(os.path.join(out_dir, "summary.json")):
+        with open(os.path.join(out_dir, "summary.json")) as f:
+            summary = json.load(f)
+    return plan, results, summary
+
+
+def temp_dir(test_case):
+    d = tempfile.TemporaryDirectory(prefix="parity-run-test-")
+    test_case.addCleanup(d.cleanup)
+    return d.name

@@ -1,0 +1,235 @@
+// Starting, calling and stopping worker processes.
+#include "harness/run/worker_client.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "harness/protocol/framing.h"
+
+extern char** environ;
+
+namespace parity {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// PATH lookup done before fork: the child may only make async-signal-safe calls.
+std::string ResolveProgram(const std::string& program) {
+  if (program.find('/') != std::string::npos) return program;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    const size_t end = std::min(dirs.find(':', start), dirs.size());
+    const fs::path candidate = fs::path(dirs.substr(start, end - start)) / program;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    start = end + 1;
+  }
+  return program;
+}
+
+std::string SignalName(int signal) {
+  const char* text = strsignal(signal);
+  return StrCat("signal ", signal, " (", text ? text : "unknown", ")");
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(const WorkerLaunch& launch) {
+  if (launch.argv.empty()) return InvalidArgument("adapter '", launch.adapter, "': no worker command");
+  std::unique_ptr<WorkerProcess> worker(new WorkerProcess());
+  worker->launch_ = launch;
+
+  // Everything the child needs is prepared here, before fork.
+  const std::string program = ResolveProgram(launch.argv[0]);
+  if (::access(program.c_str(), X_OK) != 0) {
+    return NotFound("adapter '", launch.adapter, "': cannot run '", launch.argv[0], "': ", std::strerror(errno));
+  }
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e;
+    bool overridden = false;
+    for (const auto& [key, value] : launch.env) overridden |= entry.rfind(key + "=", 0) == 0;
+    if (!overridden) env_strings.push_back(entry);
+  }
+  for (const auto& [key, value] : launch.env) env_strings.push_back(key + "=" + value);
+  std::vector<char*> envp, argv;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> args = launch.argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  const int log_fd = ::open(launch.log_path.empty() ? "/dev/null" : launch.log_path.c_str(),
+                            O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) return IoError("cannot open the worker log '", launch.log_path, "': ", std::strerror(errno));
+  int in_pipe[2], out_pipe[2];
+  if (::pipe2(in_pipe, O_CLOEXEC) != 0 || ::pipe2(out_pipe, O_CLOEXEC) != 0) {
+    ::close(log_fd);
+    return IoError("pipe: ", std::strerror(errno));
+  }
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(log_fd);
+    return IoError("fork: ", std::strerror(errno));
+  }
+  if (pid == 0) {
+    // A worker must not outlive the harness (a harness killed with SIGKILL
+    // would otherwise leave hung workers behind).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    ::setpgid(0, 0);
+    ::dup2(in_pipe[0], 0);
+    ::dup2(out_pipe[1], 1);
+    ::dup2(log_fd, 2);
+    ::signal(SIGPIPE, SIG_DFL);
+    if (!launch.cwd.empty() && ::chdir(launch.cwd.c_str()) != 0) ::_exit(126);
+    ::execve(program.c_str(), argv.data(), envp.data());
+    ::_exit(127);
+  }
+  ::close(in_pipe[0]);
+  ::close(out_pipe[1]);
+  ::close(log_fd);
+  worker->pid_ = pid;
+  worker->to_worker_ = in_pipe[1];
+  worker->from_worker_ = out_pipe[0];
+  return worker;
+}
+
+WorkerProcess::~WorkerProcess() {
+  Kill();
+  if (to_worker_ >= 0) ::close(to_worker_);
+  if (from_worker_ >= 0) ::close(from_worker_);
+}
+
+int64_t WorkerProcess::ResidentKb() const {
+  if (pid_ <= 0) return 0;
+  std::ifstream statm("/proc/" + std::to_string(pid_) + "/statm");
+  int64_t size = 0, resident = 0;
+  if (!(statm >> size >> resident)) return 0;
+  return resident * (::sysconf(_SC_PAGESIZE) / 1024);
+}
+
+void WorkerProcess::Reap(bool wait) {
+  if (pid_ <= 0 || reaped_) return;
+  const pid_t r = ::waitpid(pid_, &wait_status_, wait ? 0 : WNOHANG);
+  if (r == pid_) reaped_ = true;
+}
+
+void WorkerProcess::Kill() {
+  if (pid_ <= 0) return;
+  if (!reaped_) {
+    ::kill(-pid_, SIGKILL);  // the worker's process group: it and anything it started
+    ::kill(pid_, SIGKILL);
+    Reap(true);
+  }
+  pid_ = -1;
+}
+
+StatusOr<protocol::Response> WorkerProcess::Call(const protocol::Request& request, int64_t deadline_ms) {
+  if (pid_ <= 0) return Status(StatusCode::kUnavailable, "the worker is not running");
+  std::error_code ec;
+  log_offset_ = launch_.log_path.empty() ? 0 : static_cast<int64_t>(fs::file_size(launch_.log_path, ec));
+  if (ec) log_offset_ = 0;
+  if (Status sent = protocol::WriteFrame(to_worker_, request); !sent.ok()) {
+    Reap(true);
+    return Status(StatusCode::kUnavailable, StrCat("the worker stopped reading: ", sent.message()));
+  }
+  // Wait for the first byte of the answer in short slices, watching the
+  // worker's memory, then read the whole frame.
+  const auto start = Clock::now();
+  auto elapsed_ms = [&] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+  };
+  for (;;) {
+    int64_t slice = 100;
+    if (deadline_ms >= 0) {
+      const int64_t left = deadline_ms - elapsed_ms();
+      if (left <= 0) {
+        Kill();
+        return Status(StatusCode::kDeadlineExceeded, StrCat("no answer within ", deadline_ms / 1000.0, " s"));
+      }
+      slice = std::min(slice, left);
+    }
+    pollfd p{from_worker_, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(slice));
+    if (ready > 0) break;
+    if (ready < 0 && errno != EINTR) return IoError("poll: ", std::strerror(errno));
+    if (launch_.memory_limit_kb > 0) {
+      const int64_t resident = ResidentKb();
+      if (resident > launch_.memory_limit_kb) {
+        Kill();
+        return Status(StatusCode::kResourceExhausted,
+                      StrCat("the worker's resident memory reached ", resident / 1024, " MiB, over the limit of ",
+                             launch_.memory_limit_kb / 1024, " MiB"));
+      }
+    }
+  }
+  protocol::Response response;
+  const int64_t left = deadline_ms >= 0 ? std::max<int64_t>(deadline_ms - elapsed_ms(), 1) : -1;
+  Status read = protocol::ReadFrame(from_worker_, &response, left);
+  if (!read.ok()) {
+    if (read.code() == StatusCode::kUnavailable) {
+      Reap(true);
+      return Status(StatusCode::kUnavailable, "the worker ended");
+    }
+    Kill();
+    if (read.code() == StatusCode::kDeadlineExceeded) return read;
+    return IoError("the worker broke the protocol: ", read.message());
+  }
+  return response;
+}
+
+std::string WorkerProcess::EndDescription() {
+  std::string how;
+  if (reaped_) {
+    if (WIFSIGNALED(wait_status_)) how = "killed by " + SignalName(WTERMSIG(wait_status_));
+    else if (WIFEXITED(wait_status_)) how = StrCat("exited with status ", WEXITSTATUS(wait_status_));
+  }
+  if (how.empty()) how = "stopped";
+  std::string tail;
+  if (!launch_.log_path.empty()) {
+    std::ifstream log(launch_.log_path, std::ios::binary);
+    log.seekg(0, std::ios::end);
+    const int64_t size = log.tellg();
+    const int64_t from = std::max(log_offset_, size - 1500);
+    if (size > from) {
+      log.seekg(from);
+      tail.assign(static_cast<size_t>(size - from), '\0');
+      log.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+      while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
+    }
+  }
+  return tail.empty() ? how : how + "; its log ends: " + tail;
+}
+
+void WorkerProcess::Shutdown(int64_t grace_ms) {
+  if (pid_ <= 0) return;
+  protocol::Request request;
+  request.mutable_shutdown();
+  if (protocol::WriteFrame(to_worker_, request).ok()) {
+    protocol::Response ignored;
+    (void)protocol::ReadFrame(from_worker_, &ignored, grace_ms);
+  }
+  const auto until = Clock::now() + std::chrono::milliseconds(grace_ms);
+  while (!reaped_ && Clock::now() < until) {
+    Reap(false);
+    if (!reaped_) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  Kill();
+}
+
+}  // namespace parity

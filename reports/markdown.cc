@@ -1,0 +1,192 @@
+// Rendering runs as GitHub-flavoured Markdown.
+#include "reports/markdown.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "reports/format.h"
+#include "reports/matrix.h"
+
+namespace parity {
+namespace {
+
+// A table row from cells that are already escaped.
+std::string Row(const std::vector<std::string>& cells) {
+  std::string row = "|";
+  for (const std::string& c : cells) row += " " + c + " |";
+  return row + "\n";
+}
+
+// The header of a table with one column per run; run columns hold numbers
+// (right-aligned) unless `text_columns`.
+std::string HeaderRow(const std::vector<std::string>& first, const std::vector<RunData>& runs,
+                      bool text_columns = false) {
+  std::vector<std::string> cells = first;
+  for (const RunData& run : runs) cells.push_back(MarkdownCell(run.label));
+  std::string text = Row(cells);
+  text += "|";
+  for (size_t i = 0; i < cells.size(); ++i) text += i < first.size() || text_columns ? " --- |" : " ---: |";
+  return text + "\n";
+}
+
+// "12/14 ✗": passes of all cases in the cell, and a mark for its kind.
+std::string CellText(const MatrixCell& cell) {
+  switch (cell.Kind()) {
+    case CellKind::kEmpty: return "–";
+    case CellKind::kNotRun: return kNotRun;
+    case CellKind::kPass: return std::to_string(cell.Pass()) + "/" + std::to_string(cell.Total()) + " ✓";
+    case CellKind::kFail:
+      return std::to_string(cell.Pass()) + "/" + std::to_string(cell.Total()) + " ✗ (" +
+             MarkdownCell(cell.NonPassText()) + ")";
+    case CellKind::kMixed:
+      return std::to_string(cell.Pass()) + "/" + std::to_string(cell.Total()) + " ~ (" +
+             MarkdownCell(cell.NonPassText()) + ")";
+  }
+  return "";
+}
+
+// A fenced block that no backtick run inside `text` can close early.
+std::string CodeBlock(const std::vector<std::string>& lines) {
+  size_t longest = 0, run = 0;
+  for (const std::string& line : lines) {
+    for (char c : line) {
+      run = c == '`' ? run + 1 : 0;
+      longest = std::max(longest, run);
+    }
+    run = 0;
+  }
+  const std::string fence(std::max<size_t>(3, longest + 1), '`');
+  std::string block = fence + "sh\n";
+  for (const std::string& line : lines) {
+    std::string one_line = SanitizeText(line);
+    std::replace(one_line.begin(), one_line.end(), '\n', ' ');
+    std::replace(one_line.begin(), one_line.end(), '\r', ' ');
+    block += one_line + "\n";
+  }
+  return block + fence + "\n";
+}
+
+void RenderStates(const std::vector<RunData>& runs, std::ostringstream& md) {
+  md << "## Cases by state\n\n" << HeaderRow({"state"}, runs);
+  std::vector<std::map<std::string, int>> counts(runs.size());
+  for (size_t c = 0; c < runs.size(); ++c) {
+    for (const CaseRecord& r : runs[c].results) ++counts[c][r.state];
+    if (!runs[c].not_run.empty()) counts[c][kNotRun] = static_cast<int>(runs[c].not_run.size());
+  }
+  std::vector<std::string> states = StateOrder();
+  states.push_back(kNotRun);
+  for (const std::string& state : states) {
+    std::vector<std::string> cells = {state};
+    bool any = false;
+    for (size_t c = 0; c < runs.size(); ++c) {
+      const int n = counts[c].count(state) ? counts[c][state] : 0;
+      any |= n > 0;
+      const int total = static_cast<int>(runs[c].results.size() + runs[c].not_run.size());
+      cells.push_back(std::to_string(n) + " (" + FormatPercent(n, total) + ")");
+    }
+    if (any) md << Row(cells);
+  }
+  md << "\n";
+}
+
+void RenderMatrix(const std::vector<RunData>& runs, std::ostringstream& md) {
+  const Matrix m = BuildMatrix(runs);
+  md << "## Matrix\n\nPasses of all cases per suite and operator: ✓ all pass, ✗ some case fails the gate, "
+        "~ some case did not pass for another reason, NOT RUN expected but not run, – not in this run.\n\n";
+  md << "### By suite\n\n" << HeaderRow({"suite"}, runs);
+  for (const MatrixRow& s : m.suites) {
+    std::vector<std::string> cells = {MarkdownCell(s.suite)};
+    for (const MatrixCell& cell : s.cells) cells.push_back(CellText(cell));
+    md << Row(cells);
+  }
+  // Long tables fold on renderers that know <details> (GitHub, GitLab).
+  const bool fold = m.rows.size() > 40;
+  md << "\n";
+  if (fold) md << "<details><summary>By operator (" << m.rows.size() << " rows)</summary>\n\n";
+  else md << "### By operator\n\n";
+  md << HeaderRow({"suite", "operator"}, runs);
+  for (const MatrixRow& row : m.rows) {
+    std::vector<std::string> cells = {MarkdownCell(row.suite), MarkdownCell(row.op)};
+    for (const MatrixCell& cell : row.cells) cells.push_back(CellText(cell));
+    md << Row(cells);
+  }
+  md << (fold ? "\n</details>\n\n" : "\n");
+}
+
+void RenderFailures(const RunData& run, std::ostringstream& md) {
+  const std::vector<const CaseRecord*> failures = ListedFailures(run);
+  md << "### " << MarkdownCell(run.label) << "\n\n";
+  if (failures.empty()) {
+    md << "No failing case.\n\n";
+    return;
+  }
+  md << "| state | suite | case | message | max abs | max rel | max ulp | first mismatch |\n"
+     << "| --- | --- | --- | --- | ---: | ---: | ---: | --- |\n";
+  std::vector<std::string> repro;
+  const size_t shown = std::min(failures.size(), kMarkdownFailureLimit);
+  for (size_t i = 0; i < shown; ++i) {
+    const CaseRecord& r = *failures[i];
+    const ErrorSummary e = SummarizeErrors(r);
+    md << Row({r.state, MarkdownCell(r.suite), MarkdownCell(r.name), MarkdownCell(Truncate(r.message, 300)),
+               MarkdownCell(e.max_abs), MarkdownCell(e.max_rel), MarkdownCell(e.max_ulp),
+               MarkdownCell(Truncate(e.first_mismatch, 200))});
+    if (!r.repro.empty()) repro.push_back(r.repro);
+  }
+  md << "\n";
+  if (failures.size() > shown) {
+    md << "… and " << failures.size() - shown << " more in " << MarkdownCell(run.dir) << "/results.jsonl.\n\n";
+  }
+  if (!repro.empty()) md << "Repro:\n\n" << CodeBlock(repro) << "\n";
+}
+
+void RenderLoadTimes(const std::vector<RunData>& runs, std::ostringstream& md) {
+  md << "## Load time\n\nSession creation per case, measured inside the worker.\n\n"
+     << HeaderRow({"ms"}, runs);
+  std::vector<std::vector<std::string>> rows(5);
+  rows[0] = {"cold, median"};
+  rows[1] = {"cold, min – max"};
+  rows[2] = {"warm, median of the per-case medians"};
+  rows[3] = {"warm, min – max of the per-case medians"};
+  rows[4] = {"cases measured (cold / warm)"};
+  for (const RunData& run : runs) {
+    const LoadTimes t = LoadTimes::Of(run);
+    const auto ms = [](double v) { return std::isnan(v) ? std::string("–") : FormatMs(v); };
+    rows[0].push_back(ms(t.ColdMedian()));
+    rows[1].push_back(t.cold.empty() ? "–" : FormatMs(t.cold.front()) + " – " + FormatMs(t.cold.back()));
+    rows[2].push_back(ms(t.WarmMedian()));
+    rows[3].push_back(t.warm_median.empty() ? "–"
+                                            : FormatMs(t.warm_median.front()) + " – " + FormatMs(t.warm_median.back()));
+    rows[4].push_back(std::to_string(t.cold.size()) + " / " + std::to_string(t.warm_median.size()));
+  }
+  for (const auto& row : rows) md << Row(row);
+  md << "\n";
+}
+
+}  // namespace
+
+std::string RenderMarkdown(const std::vector<RunData>& runs, const std::string& title) {
+  std::ostringstream md;
+  md << "# " << MarkdownCell(title) << "\n\n## Runs\n\n" << HeaderRow({""}, runs, /*text_columns=*/true);
+  for (const auto& [what, values] : RunFacts(runs)) {
+    std::vector<std::string> cells = {what};
+    for (const std::string& v : values) cells.push_back(MarkdownCell(v));
+    md << Row(cells);
+  }
+  md << "\n";
+  RenderStates(runs, md);
+  RenderMatrix(runs, md);
+  md << "## Failing cases\n\nStates that fail the gate, ERROR and MISTRUSTED; the repro lines run one case alone.\n\n";
+  for (const RunData& run : runs) RenderFailures(run, md);
+  RenderLoadTimes(runs, md);
+  std::vector<std::string> warnings;
+  for (const RunData& run : runs) warnings.insert(warnings.end(), run.warnings.begin(), run.warnings.end());
+  if (!warnings.empty()) {
+    md << "## Warnings\n\n";
+    for (const std::string& w : warnings) md << "- " << MarkdownCell(w) << "\n";
+    md << "\n";
+  }
+  return md.str();
+}
+
+}  // namespace parity
