@@ -15,6 +15,7 @@ debian_packages=(
   libdnnl-dev
   python3-venv
   chromium fonts-dejavu-core
+  locales
 )
 
 missing=()
@@ -27,6 +28,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing Debian packages: ${missing[*]}"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The en_US.UTF-8 locale: ONNX Runtime's StringNormalizer opens it by name
+# (its default locale attribute), and fails without it.
+if ! locale -a 2>/dev/null | grep -qi '^en_US\.utf-\?8$'; then
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  echo "setup: generating the en_US.UTF-8 locale"
+  $sudo_cmd localedef -i en_US -f UTF-8 en_US.UTF-8
 fi
 
 # Python: a virtual environment in .venv with the versions in ci/requirements.txt.

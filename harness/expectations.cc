@@ -31,14 +31,22 @@ StatusOr<Expectations> Expectations::Load(const std::string& path) {
     for (size_t i = 0; i < it->size(); ++i) {
       const auto& e = (*it)[i];
       const std::string where = path + ": " + key + "[" + std::to_string(i) + "]";
-      if (!e.is_object() || !e.contains("cases") || !e["cases"].is_string()) {
-        return InvalidArgument(where, " needs a string 'cases'");
-      }
-      if (!e.contains("reason") || !e["reason"].is_string() || e["reason"].get<std::string>().empty()) {
-        return InvalidArgument(where, " ('", e["cases"].get<std::string>(), "') needs a non-empty 'reason'");
-      }
       ExpectationEntry entry;
-      entry.pattern = e["cases"];
+      if (e.is_object() && e.contains("cases") && e["cases"].is_string()) {
+        entry.globs = {e["cases"].get<std::string>()};
+      } else if (e.is_object() && e.contains("cases") && e["cases"].is_array() && !e["cases"].empty()) {
+        for (const auto& glob : e["cases"]) {
+          if (!glob.is_string()) return InvalidArgument(where, ": every item of 'cases' must be a string");
+          entry.globs.push_back(glob.get<std::string>());
+        }
+      } else {
+        return InvalidArgument(where, " needs 'cases': a glob, or a non-empty list of globs");
+      }
+      entry.pattern = entry.globs[0];
+      if (entry.globs.size() > 1) entry.pattern += " (and " + std::to_string(entry.globs.size() - 1) + " more)";
+      if (!e.contains("reason") || !e["reason"].is_string() || e["reason"].get<std::string>().empty()) {
+        return InvalidArgument(where, " ('", entry.pattern, "') needs a non-empty 'reason'");
+      }
       entry.reason = e["reason"];
       entry.unsupported = key == "unsupported";
       entry.state = entry.unsupported ? "UNSUPPORTED" : "FAIL";
@@ -65,7 +73,9 @@ StatusOr<Expectations> Expectations::Load(const std::string& path) {
 
 const ExpectationEntry* Expectations::Find(const std::string& case_name) const {
   for (const auto& e : entries_) {
-    if (fnmatch(e.pattern.c_str(), case_name.c_str(), 0) == 0) return &e;
+    for (const auto& glob : e.globs) {
+      if (fnmatch(glob.c_str(), case_name.c_str(), 0) == 0) return &e;
+    }
   }
   return nullptr;
 }

@@ -6,7 +6,9 @@
 //
 //   {"adapter": "reference",
 //    "unsupported": [{"cases": "test_col2im*", "reason": "op not implemented: Col2Im"}],
-//    "xfail": [{"cases": "test_foo", "reason": "...", "state": "MISTRUSTED"}]}
+//    "xfail": [{"cases": ["test_foo", "test_bar*"], "reason": "...", "state": "MISTRUSTED"}]}
+//
+// "cases" is one shell glob on case names, or a list of them sharing the reason.
 //
 // "state" names the state the case is expected to end in: UNSUPPORTED for
 // unsupported entries, FAIL (shown as XFAIL) or MISTRUSTED for xfail ones;
@@ -21,7 +23,8 @@
 namespace parity {
 
 struct ExpectationEntry {
-  std::string pattern;  // shell glob on the case name
+  std::vector<std::string> globs;  // shell globs on the case name
+  std::string pattern;             // the globs as one label, for messages
   std::string reason;
   bool unsupported = false;  // else xfail
   std::string state;         // the expected state's name (see above)

@@ -46,11 +46,12 @@ _FALLBACK_MESSAGES = re.compile(r"fallback to CPU EP has been explicitly disable
 _OOM_MESSAGES = re.compile(r"Failed to allocate memory|bad_alloc|out of memory", re.IGNORECASE)
 
 
-def _status_of(error: Exception, doing: str, allow_fallback: bool) -> protocol.AdapterError:
-    """Maps an exception raised by ONNX Runtime to a protocol status."""
+def _status_of(error: Exception, allow_fallback: bool) -> protocol.AdapterError:
+    """Maps an exception raised by ONNX Runtime to a protocol status (the
+    harness names the phase, session creation or run, itself)."""
     text = str(error)
     origin = "ONNX Runtime " if type(error).__module__.startswith("onnxruntime") else ""
-    label = f"{doing}: {origin}{type(error).__name__}: {text}"
+    label = f"{origin}{type(error).__name__}: {text}"
     if not allow_fallback and _FALLBACK_MESSAGES.search(text):
         return protocol.AdapterError(protocol.FALLBACK_REQUIRED, label)
     if isinstance(error, ort_errors.NotImplemented) or _UNSUPPORTED_MESSAGES.search(text):
@@ -168,7 +169,7 @@ class OnnxRuntimeAdapter(protocol.Adapter):
             # a failed session, or a failed run, on other providers.
             session = ort.InferenceSession(model_bytes, session_options, providers=providers, enable_fallback=0)
         except Exception as error:  # noqa: BLE001 - every ONNX Runtime failure becomes a status
-            raise _status_of(error, "session creation", options.allow_fallback) from error
+            raise _status_of(error, options.allow_fallback) from error
         if providers[0] not in session.get_providers():
             raise protocol.AdapterError(protocol.DEVICE_UNAVAILABLE,
                                         f"ONNX Runtime did not register {providers[0]}: {session.get_providers()}")
@@ -202,7 +203,7 @@ class OnnxRuntimeAdapter(protocol.Adapter):
         except protocol.AdapterError:
             raise
         except Exception as error:  # noqa: BLE001
-            raise _status_of(error, "run", session.allow_fallback) from error
+            raise _status_of(error, session.allow_fallback) from error
         outputs = []
         for (name, type_name), result in zip(session.outputs, results):
             if type_name.startswith("optional("):

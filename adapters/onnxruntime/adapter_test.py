@@ -11,6 +11,7 @@ import numpy as np
 import onnx
 import onnxruntime
 from onnx import TensorProto, helper
+from onnxruntime.capi import onnxruntime_pybind11_state as ort_errors
 
 import parity_protocol as protocol
 import parity_worker_pb2 as pb
@@ -19,7 +20,6 @@ from parity_worker_client import WorkerClient
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import adapter as ort_adapter  # noqa: E402 - the module under test, for its error mapping
-from onnxruntime.capi import onnxruntime_pybind11_state as ort_errors  # noqa: E402
 PYTHON = os.environ.get("PARITY_PYTHON", sys.executable)
 HAS_CUDA = "CUDAExecutionProvider" in onnxruntime.get_available_providers()
 
@@ -245,7 +245,7 @@ class StatusMappingTest(unittest.TestCase):
     """How ONNX Runtime's exceptions become codes; the messages are ONNX Runtime's own."""
 
     def code(self, error, allow_fallback=True):
-        return ort_adapter._status_of(error, "test", allow_fallback).code
+        return ort_adapter._status_of(error, allow_fallback).code
 
     def test_codes(self):
         fallback = ("This session contains graph nodes that are assigned to the default CPU EP, but fallback to CPU EP "
@@ -263,9 +263,9 @@ class StatusMappingTest(unittest.TestCase):
         self.assertEqual(self.code(ort_errors.RuntimeException("ReduceMax is not defined for empty set")), pb.INTERNAL)
         self.assertEqual(self.code(ort_errors.Fail("Type parameter (T) bound to different types")), pb.INTERNAL)
 
-    def test_message_names_the_step_and_the_exception(self):
-        error = ort_adapter._status_of(ort_errors.EPFail("the EP failed"), "run", True)
-        self.assertEqual(error.message, "run: ONNX Runtime EPFail: the EP failed")
+    def test_message_names_the_runtime_and_the_exception(self):
+        error = ort_adapter._status_of(ort_errors.EPFail("the EP failed"), True)
+        self.assertEqual(error.message, "ONNX Runtime EPFail: the EP failed")
         self.assertEqual(error.code, pb.INTERNAL)  # fallback allowed: an EP failure is not a refusal to fall back
 
 

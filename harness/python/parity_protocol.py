@@ -157,7 +157,9 @@ def _tensor_to_array(tensor: onnx.TensorProto) -> np.ndarray:
 
 def _sequence_to_list(sequence: onnx.SequenceProto) -> list:
     elem = sequence.elem_type
-    if elem == onnx.SequenceProto.TENSOR:
+    holds_nothing = not (sequence.tensor_values or sequence.sparse_tensor_values or sequence.sequence_values
+                         or sequence.map_values or sequence.optional_values)
+    if elem == onnx.SequenceProto.TENSOR or (elem == onnx.SequenceProto.UNDEFINED and holds_nothing):
         return [_tensor_to_array(t) for t in sequence.tensor_values]
     if elem == onnx.SequenceProto.SEQUENCE:
         return [_sequence_to_list(s) for s in sequence.sequence_values]

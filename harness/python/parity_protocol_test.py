@@ -107,6 +107,12 @@ class ValueConversionTest(unittest.TestCase):
         nested = self.roundtrip([[np.zeros(1, np.int32)], []])
         self.assertEqual(len(nested), 2)
         self.assertEqual(nested[1], [])
+        untyped_empty = pb.Value(name="u", sequence=onnx.SequenceProto(name="u"))
+        self.assertEqual(protocol.value_from_proto(untyped_empty), [])
+        maps = pb.Value(name="m", sequence=onnx.SequenceProto(name="m", elem_type=onnx.SequenceProto.MAP))
+        with self.assertRaises(protocol.AdapterError) as raised:
+            protocol.value_from_proto(maps)
+        self.assertEqual(raised.exception.code, protocol.UNSUPPORTED)
         empty = protocol.value_to_proto("e", [])
         self.assertTrue(empty.HasField("sequence"))
         self.assertEqual(empty.sequence.elem_type, onnx.SequenceProto.TENSOR)

@@ -100,10 +100,11 @@ std::string StatusCodeText(protocol::StatusCode code) { return protocol::StatusC
 
 // A failed call: TIMEOUT when the worker did not answer in time, CRASH otherwise.
 void RecordWorkerFailure(const Status& failure, const std::string& phase, WorkerProcess* worker, WorkerSlot& slot,
-                         CaseResult& r) {
+                         double timeout_seconds, CaseResult& r) {
   if (failure.code() == StatusCode::kDeadlineExceeded) {
     r.state = CaseState::kTimeout;
-    r.message = StrCat(phase, ": ", failure.message(), "; the worker was killed");
+    r.message = StrCat("no answer within the case's ", timeout_seconds, " s (stuck in ", phase,
+                       "); the worker was killed");
   } else {
     r.state = CaseState::kCrash;
     const std::string how = failure.code() == StatusCode::kUnavailable ? worker->EndDescription() : failure.message();
@@ -118,7 +119,6 @@ StatusOr<WorkerProcess*> WorkerSlot::Get(int64_t deadline_ms) {
   if (worker_ && worker_->alive()) return worker_.get();
   worker_.reset();
   PARITY_ASSIGN_OR_RETURN(worker_, WorkerProcess::Start(launch_));
-  ++starts_;
   protocol::Request hello;
   hello.mutable_hello()->set_protocol_version(protocol::PROTOCOL_VERSION);
   StatusOr<protocol::Response> answer = worker_->Call(hello, deadline_ms);
@@ -142,6 +142,7 @@ int64_t WorkerSlot::RetireIfOverMemory() {
   const int64_t resident = worker_->ResidentKb();
   if (resident <= launch_.memory_limit_kb) return 0;
   Shutdown();
+  ++replaced_;
   return resident;
 }
 
@@ -222,7 +223,7 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
   }
   StatusOr<protocol::Response> created = (*worker)->Call(create, std::max<int64_t>(left_ms(), 1));
   if (!created.ok()) {
-    RecordWorkerFailure(created.status(), "session creation", *worker, slot, r);
+    RecordWorkerFailure(created.status(), "session creation", *worker, slot, settings.timeout_seconds, r);
     return r;
   }
   if (created->has_status() && created->status().code() != protocol::OK) {
@@ -249,7 +250,7 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
     protocol::Request request;
     request.mutable_release_session()->set_session_id(session.session_id());
     StatusOr<protocol::Response> released = (*worker)->Call(request, std::max<int64_t>(left_ms(), 1000));
-    if (!released.ok()) RecordWorkerFailure(released.status(), "session release", *worker, slot, r);
+    if (!released.ok()) RecordWorkerFailure(released.status(), "session release", *worker, slot, settings.timeout_seconds, r);
   };
   if (!fell_back.empty()) {
     r.state = CaseState::kFellBack;
@@ -266,7 +267,7 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
     StatusOr<protocol::Response> ran = (*worker)->Call(request, std::max<int64_t>(left_ms(), 1));
     const std::string phase = StrCat("run of ", fs::path((*sets)[s].dir).filename().string());
     if (!ran.ok()) {
-      RecordWorkerFailure(ran.status(), phase, *worker, slot, r);
+      RecordWorkerFailure(ran.status(), phase, *worker, slot, settings.timeout_seconds, r);
       return r;
     }
     if (ran->has_status() && ran->status().code() != protocol::OK) {

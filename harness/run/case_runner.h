@@ -22,20 +22,25 @@ class WorkerSlot {
   // The running worker, started (and greeted) when there is none.
   StatusOr<WorkerProcess*> Get(int64_t deadline_ms);
   // Drops a worker that failed a call; the next Get starts a new one.
-  void Discard() { worker_.reset(); }
+  void Discard() {
+    worker_.reset();
+    ++replaced_;
+  }
   void Shutdown();
   // Between cases: shuts a worker whose resident memory has grown past the
   // launch's limit (a leaking backend), so the next case starts a fresh one.
   // Returns the resident KiB it had when it did, else 0.
   int64_t RetireIfOverMemory();
   const protocol::AdapterInfo& info() const { return info_; }
-  int restarts() const { return starts_ > 0 ? starts_ - 1 : 0; }
+  // Workers this slot has given up: killed after a crash, hang or protocol
+  // breach, or retired over their memory limit.
+  int replaced() const { return replaced_; }
 
  private:
   WorkerLaunch launch_;
   std::unique_ptr<WorkerProcess> worker_;
   protocol::AdapterInfo info_;
-  int starts_ = 0;
+  int replaced_ = 0;
 };
 
 struct CaseRunSettings {

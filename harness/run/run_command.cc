@@ -243,7 +243,7 @@ int RunRunCommand(const RunCommandOptions& options) {
   for (auto& t : threads) t.join();
   int restarts = 0;
   for (auto& slot : slots) {
-    restarts += slot->restarts();
+    restarts += slot->replaced();
     slot->Shutdown();
   }
   progress.Finish();
