@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
-# The main job: the reference evaluator over ONNX's node corpus from the
-# pinned onnx package, writing results.jsonl and summary.json to
-# out/reference-onnx-node/ and printing counts by state and per operator.
+# The main job: ONNX's node corpus (from the pinned onnx package) through the
+# CPU adapters, the reference evaluator and ONNX Runtime's CPU execution
+# provider, each in worker processes; one run folder per adapter
+# (out/reference/, out/onnxruntime/) and one report with both side by side
+# (out/report/report.html, report.md, junit.xml).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 bash ci/setup.sh
 bash ci/build.sh build
 build/parity corpus onnx-node --out build/corpus/onnx_node
-build/parity eval build/corpus/onnx_node --out out/reference-onnx-node \
-  --expect adapters/reference/expectations/onnx_node.json
-echo "results: out/reference-onnx-node/results.jsonl, out/reference-onnx-node/summary.json"
+status=0
+for adapter in reference onnxruntime; do
+  build/parity run --adapter "$adapter" --device cpu --cases build/corpus/onnx_node --out "out/$adapter" --fresh \
+    --jobs "$(nproc)" --expect "adapters/$adapter/expectations/onnx_node.json" || status=$?
+done
+build/parity report out/reference out/onnxruntime --out out/report
+echo "report: out/report/report.html (also report.md, junit.xml); per adapter: out/<adapter>/results.jsonl"
+exit "$status"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The tests: installs what is missing (ci/setup.sh), builds with warnings as
-# errors, runs the unit tests (ctest), then the conformance gate of the
-# reference on ONNX's node corpus, and the loader's malformed-model tests
-# and the whole corpus again under AddressSanitizer and
-# UndefinedBehaviorSanitizer.
+# errors, runs the unit tests (ctest: C++, Python and shell tests, among them
+# fault injection, SIGKILL resume and the report in headless Chromium), then
+# the conformance gates of the reference and ONNX Runtime on ONNX's node
+# corpus, and the loader's malformed-model tests and the corpus again under
+# AddressSanitizer and UndefinedBehaviorSanitizer.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -17,14 +18,20 @@ echo "== unit tests"
 (cd build && ctest --output-on-failure -j "$(nproc)") | tee build/ctest.log
 unit_tests=$(sed -n 's/.*tests passed, 0 tests failed out of \([0-9]*\).*/\1/p' build/ctest.log)
 
-echo "== ONNX node corpus on the reference (gate against its expectations)"
+echo "== ONNX node corpus: the reference in process, then each adapter through workers (gates against their expectations)"
 build/parity corpus onnx-node --out build/corpus/onnx_node
-build/parity eval build/corpus/onnx_node --quiet --out build/results/reference-onnx-node \
+build/parity eval build/corpus/onnx_node --quiet --out build/results/eval-reference \
   --expect adapters/reference/expectations/onnx_node.json
+for adapter in reference onnxruntime; do
+  build/parity run --adapter "$adapter" --cases build/corpus/onnx_node --out "build/results/$adapter" --fresh \
+    --jobs "$(nproc)" --expect "adapters/$adapter/expectations/onnx_node.json"
+done
+build/parity report build/results/reference build/results/onnxruntime --out build/results/report
 
 if [ "${PARITY_SKIP_SANITIZERS:-0}" != 1 ]; then
   echo "== AddressSanitizer and UndefinedBehaviorSanitizer"
-  PARITY_TARGETS="parity parity_tests" bash ci/build.sh build-asan -DPARITY_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+  PARITY_TARGETS="parity parity-worker parity_adapter_reference parity_tests" \
+    bash ci/build.sh build-asan -DPARITY_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   build-asan/parity_tests
   rm -rf build-asan/malformed
@@ -43,6 +50,10 @@ if [ "${PARITY_SKIP_SANITIZERS:-0}" != 1 ]; then
   echo "malformed models: every one refused with a message, no sanitizer report"
   build-asan/parity eval build/corpus/onnx_node --quiet --out build-asan/results \
     --expect adapters/reference/expectations/onnx_node.json
+  # The harness, parity-worker and the reference adapter together: a
+  # sanitizer report in a worker ends its case as CRASH and fails the gate.
+  build-asan/parity run --adapter reference --cases build/corpus/onnx_node --out build-asan/run-reference \
+    --fresh --progress quiet --jobs "$(nproc)" --expect adapters/reference/expectations/onnx_node.json
 fi
 echo "== all tests passed"
 echo "ci: ${unit_tests:-0} passed, 0 failed"

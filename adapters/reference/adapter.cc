@@ -1,6 +1,11 @@
 // The reference adapter: the reference evaluator behind the adapter C ABI
 // (spec/abi/parity_adapter.h), so the harness can run it like any backend.
 #include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "reference/eval/registry.h"
 
 #include "adapters/reference/reference_session.h"
 
@@ -20,19 +25,30 @@ const parity_device_info kDevices[] = {
 
 const parity_adapter_info kInfo = {"reference", "1", "onnx-parity-reference", 1, kDevices};
 
-// It tries every operator of these domains and answers UNSUPPORTED, at run,
-// for the few it has no kernel or function body for.
-const char* const kOperators[] = {"ai.onnx:*", "ai.onnx.ml:*", "com.microsoft:*"};
+// Every domain the registry has a kernel in, as "domain:*": it tries every
+// operator of them and answers UNSUPPORTED, at run, for the few it has no
+// kernel or function body for. Built once, on first use.
+struct Capabilities {
+  std::vector<std::string> domains;
+  std::vector<const char*> operators;
+  parity_capabilities table{};
 
-const parity_capabilities kCapabilities = {
-    .operator_count = 3,
-    .operators = kOperators,
-    .data_type_count = 0,  // every data type
-    .data_types = nullptr,
-    .variant_target_count = 0,
-    .variant_targets = nullptr,
-    .honours_aliasing = 0,     // outputs are always fresh buffers
-    .can_forbid_fallback = 1,  // it never falls back
+  Capabilities() {
+    std::set<std::string> names;
+    for (const auto& [domain, op] : parity::ReferenceRegistry().Operators()) {
+      names.insert((domain.empty() ? std::string("ai.onnx") : domain) + ":*");
+    }
+    domains.assign(names.begin(), names.end());
+    for (const auto& d : domains) operators.push_back(d.c_str());
+    table.operator_count = operators.size();
+    table.operators = operators.data();
+    table.data_type_count = 0;  // every data type
+    table.data_types = nullptr;
+    table.variant_target_count = 0;
+    table.variant_targets = nullptr;
+    table.honours_aliasing = 0;     // outputs are always fresh buffers
+    table.can_forbid_fallback = 1;  // it never falls back
+  }
 };
 
 bool IsOurDevice(const char* device) { return !device || !*device || std::strcmp(device, "cpu") == 0; }
@@ -47,7 +63,8 @@ parity_status* GetCapabilities(const char* device, const parity_capabilities** c
     return MakeStatus(PARITY_STATUS_DEVICE_UNAVAILABLE,
                       std::string("device '") + device + "' is absent: the reference runs on 'cpu'");
   }
-  *capabilities = &kCapabilities;
+  static const Capabilities kCapabilities;
+  *capabilities = &kCapabilities.table;
   return nullptr;
 }
 

@@ -46,15 +46,15 @@ onnx::TensorProto OneFloat(const char* name) {
   return t;
 }
 
-WorkerLaunch ReferenceLaunch() {
-  StatusOr<ResolvedAdapter> adapter = ResolveAdapter("reference", ExecutableDir());
+WorkerLaunch LaunchOf(const std::string& name) {
+  StatusOr<ResolvedAdapter> adapter = ResolveAdapter(name, ExecutableDir());
   if (!adapter.ok()) return {};
   return adapter->launch;
 }
 
 // The protocol alone: create a session, run it, release it.
 void BM_HarnessProtocolRoundTrip(benchmark::State& state) {
-  WorkerSlot slot(ReferenceLaunch());
+  WorkerSlot slot(LaunchOf("reference"));
   StatusOr<WorkerProcess*> worker = slot.Get(60000);
   if (!worker.ok()) {
     state.SkipWithError(worker.status().ToString().c_str());
@@ -81,16 +81,16 @@ void BM_HarnessProtocolRoundTrip(benchmark::State& state) {
 BENCHMARK(BM_HarnessProtocolRoundTrip)->Unit(benchmark::kMillisecond);
 
 // A whole case as `parity run` runs it: read the files, create, run, compare.
-void BM_HarnessCase(benchmark::State& state) {
+void HarnessCase(benchmark::State& state, const std::string& adapter) {
   const fs::path dir = fs::temp_directory_path() / "parity-bench-case" / "test_identity_one";
   fs::create_directories(dir / "test_data_set_0");
   std::ofstream(dir / "model.onnx", std::ios::binary) << IdentityModel().SerializeAsString();
   std::ofstream(dir / "test_data_set_0/input_0.pb", std::ios::binary) << OneFloat("x").SerializeAsString();
   std::ofstream(dir / "test_data_set_0/output_0.pb", std::ios::binary) << OneFloat("y").SerializeAsString();
   StatusOr<TolerancePolicy> policy = TolerancePolicy::Load(std::string(PARITY_SOURCE_DIR) + "/spec/tolerance.json");
-  WorkerSlot slot(ReferenceLaunch());
+  WorkerSlot slot(LaunchOf(adapter));
   CaseRunSettings settings;
-  settings.adapter = "reference";
+  settings.adapter = adapter;
   settings.device = "cpu";
   settings.warm_repeats = static_cast<int>(state.range(0));
   settings.policy = &*policy;
@@ -108,7 +108,11 @@ void BM_HarnessCase(benchmark::State& state) {
   slot.Shutdown();
   fs::remove_all(dir.parent_path());
 }
+void BM_HarnessCase(benchmark::State& state) { HarnessCase(state, "reference"); }
 BENCHMARK(BM_HarnessCase)->Arg(0)->Arg(3)->ArgName("warm_repeats")->Unit(benchmark::kMillisecond);
+// The same through the Python worker module and ONNX Runtime.
+void BM_HarnessCaseOnnxRuntime(benchmark::State& state) { HarnessCase(state, "onnxruntime"); }
+BENCHMARK(BM_HarnessCaseOnnxRuntime)->Arg(0)->Arg(3)->ArgName("warm_repeats")->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace parity
