@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -273,6 +274,12 @@ int RunRunCommand(const RunCommandOptions& options) {
   j["versions"] = {{"parity", kParityVersion}, {"protocol", static_cast<int>(protocol::PROTOCOL_VERSION)},
                    {"abi", PARITY_ABI_VERSION}};
   j["seconds"] = seconds;
+  {
+    const std::time_t now = std::time(nullptr);
+    char finished[32];
+    std::strftime(finished, sizeof finished, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    j["finished"] = finished;
+  }
   j["jobs"] = options.jobs;
   j["worker_restarts"] = restarts;
   j["memory_restarts"] = memory_restarts.load();

@@ -1,0 +1,94 @@
+"""Sharding is deterministic and balanced, `parity merge` joins shards into
+what an unsharded run gives, and --filter-file selects exactly the cases it
+names."""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+import run_test_util as util  # noqa: E402
+
+
+class ShardMergeTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.work = util.tempfile.mkdtemp(prefix="parity-shard-test-")
+        cls.corpus = util.write_corpus(cls.work, "test_re")
+
+    def run_parity(self, out, *extra, check=True):
+        proc = subprocess.run([util.PARITY, "run", "--adapter", "reference", "--cases", self.corpus, "--out", out,
+                               "--progress", "quiet", *extra], capture_output=True, text=True, timeout=600)
+        if check:
+            self.assertIn(proc.returncode, (0, 1), proc.stdout + proc.stderr)
+        return proc
+
+    def test_shards_partition_the_cases_and_merge_to_the_whole_run(self):
+        whole = os.path.join(self.work, "whole")
+        self.run_parity(whole)
+        plan, expected, _ = util.read_run(whole)
+
+        shards = []
+        for i in (1, 2, 3):
+            out = os.path.join(self.work, "shard%d" % i)
+            self.run_parity(out, "--shard", "%d/3" % i)
+            shards.append(out)
+        plans = [util.read_run(s)[0] for s in shards]
+        sizes = [len(p) for p in plans]
+        self.assertLessEqual(max(sizes) - min(sizes), 1, sizes)
+        self.assertEqual(sorted(sum(plans, [])), sorted(plan), "the shards cover every case exactly once")
+        # Deterministic: the same shard again plans the same cases.
+        again = os.path.join(self.work, "shard2-again")
+        self.run_parity(again, "--shard", "2/3")
+        self.assertEqual(util.read_run(again)[0], plans[1])
+
+        merged = os.path.join(self.work, "merged")
+        proc = subprocess.run([util.PARITY, "merge", *shards, "--out", merged], capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        merged_plan, results, summary = util.read_run(merged)
+        self.assertEqual(sorted(merged_plan), sorted(plan))
+        self.assertEqual({c: r["state"] for c, r in results.items()}, {c: r["state"] for c, r in expected.items()})
+        self.assertEqual(summary["total"], len(plan))
+        self.assertEqual(summary["shards"], ["1/3", "2/3", "3/3"])
+
+        # A shard given twice is refused, naming the case found twice.
+        proc = subprocess.run([util.PARITY, "merge", shards[0], shards[0], "--out", os.path.join(self.work, "bad")],
+                              capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("has results in both", proc.stderr)
+        # So is a folder of another run.
+        other = os.path.join(self.work, "other")
+        self.run_parity(other, "--shard", "1/3", "--timeout", "9")
+        proc = subprocess.run([util.PARITY, "merge", shards[1], other, "--out", os.path.join(self.work, "bad2")],
+                              capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("not a shard of the same run", proc.stderr)
+
+    def test_filter_file_selects_exactly_its_cases(self):
+        names = os.path.join(self.work, "names.txt")
+        with open(names, "w") as f:
+            f.write("# two cases\ntest_relu\n  test_reshape_extended_dims  # a comment\n\n")
+        out = os.path.join(self.work, "listed")
+        self.run_parity(out, "--filter-file", names)
+        plan, results, _ = util.read_run(out)
+        self.assertEqual(sorted(plan), ["test_relu", "test_reshape_extended_dims"])
+
+        with open(names, "a") as f:
+            f.write("test_no_such_case\n")
+        proc = self.run_parity(os.path.join(self.work, "listed-bad"), "--filter-file", names, check=False)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("test_no_such_case", proc.stderr)
+
+    def test_bad_arguments_are_named(self):
+        for args, text in ((["--shard", "4/3"], "--shard"), (["--shard", "x"], "--shard"),
+                           (["--timeout", "-1"], "--timeout"), (["--adapter", "no_such_adapter"], "no_such_adapter")):
+            proc = subprocess.run([util.PARITY, "run", "--adapter", "reference", "--cases", self.corpus,
+                                   "--out", os.path.join(self.work, "bad-args"), *args],
+                                  capture_output=True, text=True, timeout=60)
+            self.assertEqual(proc.returncode, 2, args)
+            self.assertIn(text, proc.stderr, args)
+
+
+if __name__ == "__main__":
+    unittest.main()
