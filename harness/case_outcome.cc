@@ -4,7 +4,8 @@
 namespace parity {
 
 bool CompareDataSet(const DataSet& set, const std::vector<Value>& actual, const std::vector<std::string>& output_names,
-                    const TolerancePolicy& policy, const CaseInfo& info, std::string_view adapter, CaseResult& r) {
+                    const TolerancePolicy& policy, const ShapeFacts& facts, const CaseInfo& info,
+                    std::string_view adapter, CaseResult& r) {
   if (actual.size() != set.outputs.size()) {
     r.state = CaseState::kFail;
     r.message = StrCat("produced ", actual.size(), " outputs, expected ", set.outputs.size());
@@ -15,7 +16,7 @@ bool CompareDataSet(const DataSet& set, const std::vector<Value>& actual, const 
     const Value& expected = set.outputs[k];
     const std::string name = k < output_names.size() ? output_names[k] : StrCat("#", k);
     const DataType dtype = expected.is_tensor() ? expected.tensor().dtype() : DataType::kUndefined;
-    Tolerance tol = policy.For(r.op, dtype, ShapeFacts{}, adapter);
+    Tolerance tol = policy.For(r.op, dtype, facts, adapter);
     if (info.meta.contains("tolerance")) {
       StatusOr<Tolerance> overridden = TolerancePolicy::ApplyOverride(tol, info.meta["tolerance"]);
       if (!overridden.ok()) {
@@ -30,6 +31,9 @@ bool CompareDataSet(const DataSet& set, const std::vector<Value>& actual, const 
     out["index"] = k;
     out["name"] = name;
     out["verdict"] = CompareVerdictName(cmp.verdict);
+    if (facts.reduced_length != 1 || facts.inner_dim != 1) {
+      out["shape_facts"] = {{"n", facts.reduced_length}, {"k", facts.inner_dim}};
+    }
     if (!cmp.message.empty()) out["message"] = cmp.message;
     r.outputs.push_back(std::move(out));
     if (cmp.verdict == CompareVerdict::kMismatch) {

@@ -17,10 +17,14 @@ namespace parity {
 // Compares one data set; records per-output statistics in r.outputs
 // (replacing those of an earlier data set) and moves r.state from PASS to
 // FAIL, MISTRUSTED or ERROR (a bad tolerance override in case.json) as due.
-// `output_names` are the graph's output names, for messages. Returns false
-// when the case is decided and later data sets need not run.
+// `output_names` are the graph's output names, for messages. `facts` are the
+// data set's shape facts (harness/shape_facts.h), which the policy's formulas
+// scale with; each output's journal entry records them as "shape_facts" when
+// they are not both 1. Returns false when the case is decided and later data
+// sets need not run.
 bool CompareDataSet(const DataSet& set, const std::vector<Value>& actual, const std::vector<std::string>& output_names,
-                    const TolerancePolicy& policy, const CaseInfo& info, std::string_view adapter, CaseResult& r);
+                    const TolerancePolicy& policy, const ShapeFacts& facts, const CaseInfo& info,
+                    std::string_view adapter, CaseResult& r);
 
 // Turns an outcome into its expected form when an expectations entry covers
 // it (FAIL -> XFAIL; PASS -> XPASS). Returns false when the gate must see

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "harness/case_outcome.h"
+#include "harness/shape_facts.h"
 #include "reference/model/loader.h"
 #include "reference/model/tensor_io.h"
 
@@ -263,6 +264,10 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
   for (size_t s = 0; s < sets->size(); ++s) {
     protocol::Request request;
     request.mutable_run()->set_session_id(session.session_id());
+    KnownDims dims;
+    KnownInts ints;
+    for (const auto& v : inputs[s]) if (v.has_tensor()) NoteKnownTensor(v.name(), v.tensor(), dims, ints);
+    const ShapeFacts facts = ShapeFactsFor(proto, r.op, dims, ints);
     for (auto& v : inputs[s]) *request.mutable_run()->add_inputs() = std::move(v);
     StatusOr<protocol::Response> ran = (*worker)->Call(request, std::max<int64_t>(left_ms(), 1));
     const std::string phase = StrCat("run of ", fs::path((*sets)[s].dir).filename().string());
@@ -300,7 +305,7 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
       r.message = StrCat(phase, ": produced ", ran->run().outputs_size(), " outputs, expected ", (*sets)[s].outputs.size());
       break;
     }
-    if (!CompareDataSet((*sets)[s], actual, output_names, *settings.policy, info, settings.adapter, r)) break;
+    if (!CompareDataSet((*sets)[s], actual, output_names, *settings.policy, facts, info, settings.adapter, r)) break;
   }
   release();
   return r;
