@@ -16,7 +16,12 @@ StatusOr<std::vector<CaseInfo>> DiscoverCases(const std::vector<std::string>& ro
   for (const auto& root : roots) {
     std::error_code ec;
     if (!fs::exists(root, ec)) return NotFound("cases folder '", root, "' does not exist");
-    auto add = [&](const fs::path& dir) {
+    auto add = [&](const fs::path& found) {
+      // Absolute and normal, without a trailing separator, so that a case
+      // has one name however its root was spelled (resume and merge match
+      // results by it).
+      fs::path dir = fs::absolute(found).lexically_normal();
+      if (dir.filename().empty()) dir = dir.parent_path();
       CaseInfo info;
       info.dir = dir.string();
       info.name = dir.filename().string();

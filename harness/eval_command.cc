@@ -154,7 +154,7 @@ int RunEvalCommand(const EvalCommandOptions& options) {
       covered[i] = ApplyExpectation(r, expectations.get());
       if (journal.is_open()) {
         std::lock_guard<std::mutex> lock(journal_mutex);
-        journal << ToJson(r).dump() << "\n";
+        journal << DumpJson(ToJson(r)) << "\n";
         journal.flush();
       }
       results[i] = std::move(r);
@@ -205,7 +205,7 @@ int RunEvalCommand(const EvalCommandOptions& options) {
     j["expectations"] = options.expectations;
     j["gate_failures"] = gate_failures;
     std::ofstream out(fs::path(options.out_dir) / "summary.json", std::ios::trunc);
-    out << j.dump(1) << "\n";
+    out << DumpJson(j, 1) << "\n";
   }
   return gate_failures ? 1 : 0;
 }

@@ -1,6 +1,7 @@
 // The `parity` command line: corpus, eval, check, run, merge, report.
 #include <sys/wait.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include "harness/run/merge_command.h"
 #include "harness/run/run_command.h"
 #include "reports/report_command.h"
+#include "reference/core/status.h"
 #include "reference/core/tensor.h"
 #include "reference/model/malformed_models.h"
 
@@ -139,6 +141,9 @@ int RunEval(const std::vector<std::string>& args) {
   return parity::RunEvalCommand(options);
 }
 
+// The most warm repeats a worker accepts in one create_session.
+constexpr int kMaxWarmRepeats = 1000;
+
 bool ParseShard(const std::string& text, int* index, int* count) {
   char slash = 0;
   char rest = 0;
@@ -168,7 +173,10 @@ int RunRun(const std::vector<std::string>& args) {
       if (!ParseShard(v, &options.shard_index, &options.shard_count)) return Usage("run: --shard takes I/N, e.g. 2/4");
     } else if (a == "--out" && TakeValue(args, i, &v)) options.out_dir = v;
     else if (a == "--timeout" && TakeValue(args, i, &v)) {
-      if (!ParseNumber(v, &options.timeout_seconds)) return Usage("run: --timeout takes seconds");
+      if (!ParseNumber(v, &options.timeout_seconds) || !std::isfinite(options.timeout_seconds) ||
+          options.timeout_seconds <= 0) {
+        return Usage("run: --timeout takes a positive, finite number of seconds");
+      }
     } else if (a == "--expect" && TakeValue(args, i, &v)) options.expectations = v;
     else if (a == "--tolerance" && TakeValue(args, i, &v)) options.tolerance = v;
     else if (a == "--no-fallback") options.no_fallback = true;
@@ -177,8 +185,12 @@ int RunRun(const std::vector<std::string>& args) {
       if (!ParseNumber(v, &number) || number < 0 || number != static_cast<int64_t>(number)) {
         return Usage("run: " + a + " takes a whole number");
       }
-      if (a == "--jobs") options.jobs = static_cast<int>(number);
-      else if (a == "--warm-repeats") options.warm_repeats = static_cast<int>(number);
+      if (a == "--jobs") options.jobs = static_cast<int>(std::min(number, 1024.0));
+      else if (a == "--warm-repeats") {
+        // Workers refuse more (spec/protocol/README.md): the case would end FAIL, not the option.
+        if (number > kMaxWarmRepeats) return Usage(parity::StrCat("run: --warm-repeats takes at most ", kMaxWarmRepeats));
+        options.warm_repeats = static_cast<int>(number);
+      }
       else options.worker_memory_limit_mib = static_cast<int64_t>(number);
     } else if (a == "--progress" && TakeValue(args, i, &v)) {
       using P = parity::RunCommandOptions::Progress;
@@ -233,7 +245,7 @@ bool ApplyMemoryLimit(std::vector<std::string>& args) {
   return true;
 }
 
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   if (argc < 2) return Usage("");
   const std::string command = argv[1];
   std::vector<std::string> args(argv + 2, argv + argc);
@@ -249,4 +261,15 @@ int main(int argc, char** argv) {
     return 0;
   }
   return Usage("unknown command '" + command + "'");
+}
+
+// The one exception boundary of the command line (STYLE.md): an exception
+// that escaped a command is a bug, reported as such rather than as an abort.
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "parity: internal error (a bug in ONNX Parity; please report it): " << e.what() << "\n";
+    return 2;
+  }
 }

@@ -40,6 +40,10 @@ bool FailsGate(CaseState state) {
   }
 }
 
+std::string DumpJson(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 std::string ShellQuote(const std::string& word) {
   if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,@%+") ==
                            std::string::npos) {
@@ -101,12 +105,13 @@ StatusOr<CaseResult> CaseResultFromJson(const nlohmann::json& j) {
   r.expectation = text("expectation");
   r.repro = text("repro");
   if (j.contains("load_ms_cold") && j["load_ms_cold"].is_number()) r.load_ms_cold = j["load_ms_cold"].get<double>();
-  if (j.contains("load_ms_warm") && j["load_ms_warm"].is_object() && j["load_ms_warm"].contains("median")) {
+  if (j.contains("load_ms_warm") && j["load_ms_warm"].is_object() && j["load_ms_warm"].contains("median") &&
+      j["load_ms_warm"]["median"].is_number()) {
     // The journal keeps statistics, not every repeat; the median stands for them.
     r.load_ms_warm = {j["load_ms_warm"]["median"].get<double>()};
   }
   if (j.contains("run_ms") && j["run_ms"].is_number()) r.run_ms = j["run_ms"].get<double>();
-  r.gate_failure = j.value("gate_failure", false);
+  r.gate_failure = j.contains("gate_failure") && j["gate_failure"].is_boolean() && j["gate_failure"].get<bool>();
   if (j.contains("outputs")) r.outputs = j["outputs"];
   if (j.contains("variants")) r.variants = j["variants"];
   if (j.contains("placement")) r.placement = j["placement"];

@@ -48,6 +48,9 @@ struct CaseResult {
 };
 
 nlohmann::json ToJson(const CaseResult& result);
+// JSON text of `j`; bytes that are not UTF-8 (an adapter's message, a
+// worker's log, a folder name) become U+FFFD instead of aborting the dump.
+std::string DumpJson(const nlohmann::json& j, int indent = -1);
 // Quotes a word for a POSIX shell when it needs it, for repro lines.
 std::string ShellQuote(const std::string& word);
 // Reads a journal line back; only the fields a summary and a resumed run

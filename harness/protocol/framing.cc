@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -78,15 +79,33 @@ using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + std::chrono::milliseconds(has_deadline ? deadline_ms : 0);
   unsigned char prefix[4];
   bool got_any = false;
-  PARITY_RETURN_IF_ERROR(ReadAll(fd, reinterpret_cast<char*>(prefix), 4, deadline, has_deadline, &got_any));
+  ::parity::Status prefix_read = ReadAll(fd, reinterpret_cast<char*>(prefix), 4, deadline, has_deadline, &got_any);
+  if (prefix_read.code() == StatusCode::kDeadlineExceeded && got_any) {
+    return Status(StatusCode::kIoError, "a frame's length prefix stopped half-way before the deadline");
+  }
+  PARITY_RETURN_IF_ERROR(prefix_read);
   const uint32_t size = uint32_t{prefix[0]} | uint32_t{prefix[1]} << 8 | uint32_t{prefix[2]} << 16 |
                         uint32_t{prefix[3]} << 24;
   if (size > kMaxFrameBytes) {
     return Status(StatusCode::kIoError,
                   StrCat("a frame announces ", size, " bytes, over the limit of ", kMaxFrameBytes, ": corrupt stream"));
   }
-  std::string buffer(size, '\0');
-  PARITY_RETURN_IF_ERROR(ReadAll(fd, buffer.data(), size, deadline, has_deadline, &got_any));
+  // The buffer grows as bytes arrive, so a corrupt or hostile length prefix
+  // costs memory only for bytes really sent.
+  constexpr size_t kChunk = size_t{1} << 20;
+  std::string buffer;
+  while (buffer.size() < size) {
+    const size_t offset = buffer.size();
+    const size_t step = std::min<size_t>(kChunk, size - offset);
+    buffer.resize(offset + step);
+    ::parity::Status read = ReadAll(fd, buffer.data() + offset, step, deadline, has_deadline, &got_any);
+    if (read.code() == StatusCode::kDeadlineExceeded) {
+      // The sender began a frame and stopped: a protocol breach, not a slow answer.
+      return Status(StatusCode::kIoError,
+                    StrCat("a frame of ", size, " bytes stopped short and did not go on before the deadline"));
+    }
+    PARITY_RETURN_IF_ERROR(read);
+  }
   if (!message->ParseFromString(buffer)) {
     return Status(StatusCode::kIoError, StrCat("a frame of ", size, " bytes is not a valid ", message->GetTypeName()));
   }

@@ -23,10 +23,11 @@ inline constexpr uint32_t kMaxFrameBytes = 1u << 30;
 ::parity::Status WriteFrame(int fd, const google::protobuf::MessageLite& message);
 
 // Reads one frame into `message`. With `deadline_ms` >= 0, gives up with
-// kDeadlineExceeded once that many milliseconds have passed without a whole
-// frame. End of input before a frame begins is kUnavailable (the other end
-// closed the pipe or died); end of input inside a frame, an oversized length
-// or bytes that do not parse are kIoError.
+// kDeadlineExceeded once that many milliseconds have passed before a frame
+// began. End of input before a frame begins is kUnavailable (the other end
+// closed the pipe or died). A frame that stops short (by end of input or by
+// the deadline), an oversized length, or bytes that do not parse are
+// kIoError: the sender broke the protocol.
 ::parity::Status ReadFrame(int fd, google::protobuf::MessageLite* message, int64_t deadline_ms = -1);
 
 }  // namespace parity::protocol

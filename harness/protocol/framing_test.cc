@@ -111,9 +111,17 @@ TEST(FramingTest, NothingArrivingIsDeadlineExceeded) {
   EXPECT_LT(waited, std::chrono::seconds(5));
 }
 
-TEST(FramingTest, HalfAFrameBeforeTheDeadlineIsDeadlineExceeded) {
+TEST(FramingTest, HalfAFrameAtTheDeadlineIsAProtocolBreach) {
   Pipe pipe;
   pipe.WriteBytes(std::string("\x10\x00\x00\x00\x0a", 5));  // 16 bytes announced, 1 sent
+  Request received;
+  const Status read = ReadFrame(pipe.read_fd(), &received, 100);
+  EXPECT_EQ(read.code(), StatusCode::kIoError);
+  EXPECT_NE(read.message().find("stopped short"), std::string::npos) << read.message();
+}
+
+TEST(FramingTest, NothingBeforeTheDeadlineIsDeadlineExceeded) {
+  Pipe pipe;
   Request received;
   EXPECT_EQ(ReadFrame(pipe.read_fd(), &received, 100).code(), StatusCode::kDeadlineExceeded);
 }

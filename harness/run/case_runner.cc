@@ -102,22 +102,70 @@ std::string StatusCodeText(protocol::StatusCode code) { return protocol::StatusC
 // A failed call: TIMEOUT when the worker did not answer in time, CRASH otherwise.
 void RecordWorkerFailure(const Status& failure, const std::string& phase, WorkerProcess* worker, WorkerSlot& slot,
                          double timeout_seconds, CaseResult& r) {
+  if (failure.code() == StatusCode::kResourceExhausted && worker->alive()) {
+    // Nothing was sent: the case is too large for the protocol, which is
+    // the harness's limit, not the backend's fault.
+    r.state = CaseState::kError;
+    r.message = StrCat(phase, ": ", failure.message());
+    return;
+  }
   if (failure.code() == StatusCode::kDeadlineExceeded) {
     r.state = CaseState::kTimeout;
     r.message = StrCat("no answer within the case's ", timeout_seconds, " s (stuck in ", phase,
                        "); the worker was killed");
   } else {
     r.state = CaseState::kCrash;
-    const std::string how = failure.code() == StatusCode::kUnavailable ? worker->EndDescription() : failure.message();
-    r.message = StrCat("the worker failed during ", phase, ": ", how);
+    r.message = StrCat("the worker failed during ", phase, ": ",
+                       failure.code() == StatusCode::kResourceExhausted ? failure.message() + "; " : "",
+                       failure.code() == StatusCode::kIoError ? failure.message() + "; " : "",
+                       worker->EndDescription());
   }
   slot.Discard();
+}
+
+// The state an adapter's status code stands for (spec/results.md), the same
+// from session creation and from a run.
+CaseState StateOfCode(protocol::StatusCode code) {
+  switch (code) {
+    case protocol::UNSUPPORTED:
+    case protocol::FALLBACK_REQUIRED: return CaseState::kUnsupported;
+    case protocol::DEVICE_UNAVAILABLE: return CaseState::kSkip;
+    default: return CaseState::kFail;
+  }
+}
+
+// A successful answer of the wrong kind is a protocol breach: the worker is
+// given up and the case is a CRASH.
+void RecordWrongAnswer(const std::string& phase, const char* expected, WorkerSlot& slot, CaseResult& r) {
+  r.state = CaseState::kCrash;
+  r.message = StrCat("the worker broke the protocol during ", phase, ": its answer holds no ", expected);
+  slot.Discard();
+}
+
+// Whether the adapter declared every element type the model's graph inputs
+// and outputs use; the first undeclared one's name, or empty.
+std::string UndeclaredDataType(const onnx::ModelProto& model, const protocol::Capabilities& caps) {
+  if (caps.data_types_size() == 0) return "";
+  const std::set<int32_t> declared(caps.data_types().begin(), caps.data_types().end());
+  auto check = [&](const onnx::ValueInfoProto& v) -> std::string {
+    if (!v.type().has_tensor_type()) return "";
+    const int32_t t = v.type().tensor_type().elem_type();
+    return declared.count(t) ? "" : StrCat(onnx::TensorProto::DataType_Name(t), " (", v.name(), ")");
+  };
+  for (const auto& v : model.graph().input()) {
+    if (std::string t = check(v); !t.empty()) return t;
+  }
+  for (const auto& v : model.graph().output()) {
+    if (std::string t = check(v); !t.empty()) return t;
+  }
+  return "";
 }
 
 }  // namespace
 
 StatusOr<WorkerProcess*> WorkerSlot::Get(int64_t deadline_ms) {
-  if (worker_ && worker_->alive()) return worker_.get();
+  if (worker_ && worker_->CheckAlive()) return worker_.get();
+  if (worker_) ++replaced_;  // it ended while idle; the next case gets a new one
   worker_.reset();
   PARITY_ASSIGN_OR_RETURN(worker_, WorkerProcess::Start(launch_));
   protocol::Request hello;
@@ -165,7 +213,8 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
   r.dir = info.dir;
   r.adapter = settings.adapter;
   r.device = settings.device;
-  r.repro = settings.repro_prefix + " --cases " + ShellQuote(info.dir);
+  r.repro = settings.repro_prefix + " --cases " + ShellQuote(info.dir) + " --out " +
+            ShellQuote("/tmp/parity-repro/" + info.name) + " --fresh";
   r.state = CaseState::kError;
   auto error = [&](const Status& s) {
     r.state = CaseState::kError;
@@ -192,22 +241,30 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
   std::vector<std::string> output_names;
   for (const auto& o : proto.graph().output()) output_names.push_back(o.name());
 
+  if (sets->empty()) return error(InvalidArgument(info.dir, ": no test_data_set_N folder: nothing to compare"));
+  for (const DataSet& set : *sets) {
+    if (set.outputs.empty()) return error(InvalidArgument(set.dir, ": no output_K.pb: nothing to compare"));
+  }
+  bool allow_fallback = settings.allow_fallback;
+  if (info.meta.contains("fallback") && info.meta["fallback"] == "forbidden") allow_fallback = false;
   if (settings.capabilities && settings.capabilities->declared()) {
-    if (const std::string op = UndeclaredOperator(proto, *settings.capabilities); !op.empty()) {
+    const protocol::Capabilities& caps = *settings.capabilities;
+    std::string missing = UndeclaredOperator(proto, caps);
+    if (missing.empty()) missing = UndeclaredDataType(proto, caps);
+    if (missing.empty() && !allow_fallback && !caps.can_forbid_fallback()) missing = "running with fallback forbidden";
+    if (!missing.empty()) {
       r.state = CaseState::kUnsupported;
-      r.message = StrCat("the adapter does not declare ", op);
+      r.message = StrCat("the adapter does not declare ", missing);
       return r;
     }
   }
-  bool allow_fallback = settings.allow_fallback;
-  if (info.meta.value("fallback", "") == "forbidden") allow_fallback = false;
 
   const auto start = Clock::now();
   const int64_t budget_ms = static_cast<int64_t>(settings.timeout_seconds * 1000);
   auto left_ms = [&] {
     return budget_ms - std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
   };
-  StatusOr<WorkerProcess*> worker = slot.Get(std::max<int64_t>(left_ms(), 1) + 30000);
+  StatusOr<WorkerProcess*> worker = slot.Get(kWorkerStartMs);
   if (!worker.ok()) return error(worker.status());
 
   protocol::Request create;
@@ -229,10 +286,12 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
   }
   if (created->has_status() && created->status().code() != protocol::OK) {
     const protocol::StatusCode code = created->status().code();
-    r.state = code == protocol::UNSUPPORTED || code == protocol::FALLBACK_REQUIRED ? CaseState::kUnsupported
-              : code == protocol::DEVICE_UNAVAILABLE                             ? CaseState::kSkip
-                                                                                 : CaseState::kFail;
+    r.state = StateOfCode(code);
     r.message = StrCat("session creation: ", StatusCodeText(code), ": ", created->status().message());
+    return r;
+  }
+  if (!created->has_session()) {
+    RecordWrongAnswer("session creation", "session", slot, r);
     return r;
   }
   const protocol::SessionCreated& session = created->session();
@@ -250,7 +309,7 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
   auto release = [&] {
     protocol::Request request;
     request.mutable_release_session()->set_session_id(session.session_id());
-    StatusOr<protocol::Response> released = (*worker)->Call(request, std::max<int64_t>(left_ms(), 1000));
+    StatusOr<protocol::Response> released = (*worker)->Call(request, std::max<int64_t>(left_ms(), kReleaseMinMs));
     if (!released.ok()) RecordWorkerFailure(released.status(), "session release", *worker, slot, settings.timeout_seconds, r);
   };
   if (!fell_back.empty()) {
@@ -277,9 +336,13 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
     }
     if (ran->has_status() && ran->status().code() != protocol::OK) {
       const protocol::StatusCode code = ran->status().code();
-      r.state = code == protocol::UNSUPPORTED ? CaseState::kUnsupported : CaseState::kFail;
+      r.state = StateOfCode(code);
       r.message = StrCat(phase, ": ", StatusCodeText(code), ": ", ran->status().message());
       break;
+    }
+    if (!ran->has_run()) {
+      RecordWrongAnswer(phase, "run result", slot, r);
+      return r;
     }
     r.run_ms += ran->run().run_ms();
     // Outputs are matched to the graph's outputs by name when named, else by position.

@@ -15,6 +15,13 @@
 
 namespace parity {
 
+// How long a new worker may take to start and answer its handshake: a
+// Python adapter imports its runtime first. Not charged to any case.
+inline constexpr int64_t kWorkerStartMs = 60000;
+// The least time given to release a session, even when the case's own time
+// is spent (the answer is usually immediate; a hang here is still a TIMEOUT).
+inline constexpr int64_t kReleaseMinMs = 1000;
+
 // A worker process started on demand, with its handshake done.
 class WorkerSlot {
  public:

@@ -95,12 +95,10 @@ StatusOr<std::unique_ptr<Journal>> Journal::Open(const std::string& dir, const n
     }
     journal->previous_plan_ = previous.value("planned", nlohmann::json::array());
     PARITY_ASSIGN_OR_RETURN(journal->previous_, ReadJournal(results.string(), /*drop_partial_tail=*/true));
-  } else if (fs::exists(results, ec)) {
+  } else if (fs::exists(results, ec) && fs::file_size(results, ec) > 0) {
     return InvalidArgument(dir, " holds results.jsonl but no run.json: not a folder parity run wrote; "
                            "use another --out, or add --fresh");
   }
-  journal->fd_ = ::open(results.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (journal->fd_ < 0) return IoError("cannot open '", results.string(), "': ", std::strerror(errno));
   return journal;
 }
 
@@ -110,11 +108,20 @@ Journal::~Journal() {
 
 Status Journal::WritePlan(const nlohmann::json& planned) {
   nlohmann::json run = {{"settings", settings_}, {"planned", planned}};
-  return WriteFileAtomically((fs::path(dir_) / "run.json").string(), run.dump(1) + "\n");
+  PARITY_RETURN_IF_ERROR(WriteFileAtomically((fs::path(dir_) / "run.json").string(), DumpJson(run, 1) + "\n"));
+  // The journal opens only once run.json is there, so a run killed before
+  // its first case leaves a folder that resumes.
+  if (fd_ < 0) {
+    const fs::path results = fs::path(dir_) / "results.jsonl";
+    fd_ = ::open(results.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd_ < 0) return IoError("cannot open '", results.string(), "': ", std::strerror(errno));
+  }
+  return Status::Ok();
 }
 
 Status Journal::Append(const CaseResult& result) {
-  const std::string line = ToJson(result).dump() + "\n";
+  if (fd_ < 0) return Status(StatusCode::kInternal, "the journal is appended to before its plan was written");
+  const std::string line = DumpJson(ToJson(result)) + "\n";
   std::lock_guard<std::mutex> lock(mutex_);
   // One write per line: O_APPEND makes it land whole after every earlier one.
   const ssize_t n = ::write(fd_, line.data(), line.size());

@@ -35,7 +35,8 @@ class Journal {
   const nlohmann::json& previous_plan() const { return previous_plan_; }
   // Results already in the journal when it was opened.
   const std::vector<CaseResult>& previous() const { return previous_; }
-  // Writes run.json: the settings and the plan [{"case", "suite", "operator", "dir"}].
+  // Writes run.json: the settings and the plan [{"case", "suite", "operator", "dir"}],
+  // then opens results.jsonl for appending.
   Status WritePlan(const nlohmann::json& planned);
   // Appends one result line. Thread-safe.
   Status Append(const CaseResult& result);

@@ -1,6 +1,8 @@
 // Joining shards.
 #include "harness/run/merge_command.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -23,6 +25,17 @@ StatusOr<nlohmann::json> ReadJson(const fs::path& path) {
   }
 }
 
+// summary[key]["name"], or empty when absent or not text.
+std::string NameOf(const nlohmann::json& summary, const char* key) {
+  if (!summary.contains(key) || !summary[key].is_object()) return "";
+  const nlohmann::json& o = summary[key];
+  return o.contains("name") && o["name"].is_string() ? o["name"].get<std::string>() : "";
+}
+
+double NumberOf(const nlohmann::json& summary, const char* key) {
+  return summary.contains(key) && summary[key].is_number() ? summary[key].get<double>() : 0.0;
+}
+
 Status Merge(const std::vector<std::string>& dirs, const std::string& out_dir) {
   if (dirs.empty()) return InvalidArgument("give the shard folders to merge");
   nlohmann::json settings, planned = nlohmann::json::array(), first_summary;
@@ -31,10 +44,31 @@ Status Merge(const std::vector<std::string>& dirs, const std::string& out_dir) {
   std::vector<std::string> shards;
   double seconds = 0;
   int restarts = 0;
+  int shard_count = 0;
+  std::map<int, std::string> shard_dirs;  // shard index -> folder
+  std::string finished;
+  int memory_restarts = 0;
   for (const auto& dir : dirs) {
     PARITY_ASSIGN_OR_RETURN(nlohmann::json run, ReadJson(fs::path(dir) / "run.json"));
-    nlohmann::json s = run.value("settings", nlohmann::json::object());
-    shards.push_back(s.value("shard", "?"));
+    if (!run.is_object() || !run.contains("settings") || !run["settings"].is_object()) {
+      return InvalidArgument(dir, "/run.json has no settings object: not a folder parity run wrote");
+    }
+    nlohmann::json s = run["settings"];
+    const std::string shard_name = s.contains("shard") && s["shard"].is_string() ? s["shard"].get<std::string>() : "";
+    int index = 0, count = 0;
+    char slash = 0;
+    if (std::sscanf(shard_name.c_str(), "%d%c%d", &index, &slash, &count) != 3 || slash != '/' || index < 1 ||
+        index > count) {
+      return InvalidArgument(dir, "/run.json: shard '", shard_name, "' is not I/N");
+    }
+    if (shard_count == 0) shard_count = count;
+    if (count != shard_count) {
+      return InvalidArgument(dir, " is shard ", shard_name, ", but ", dirs[0], " is of a run in ", shard_count, " shards");
+    }
+    if (auto [it, inserted] = shard_dirs.emplace(index, dir); !inserted) {
+      return InvalidArgument(dir, " and ", it->second, " are both shard ", shard_name);
+    }
+    shards.push_back(shard_name);
     s.erase("shard");
     if (settings.is_null()) {
       settings = s;
@@ -49,28 +83,38 @@ Status Merge(const std::vector<std::string>& dirs, const std::string& out_dir) {
       results.push_back(std::move(r));
     }
     StatusOr<nlohmann::json> summary = ReadJson(fs::path(dir) / "summary.json");
-    if (summary.ok()) {
+    if (summary.ok() && summary->is_object()) {
       if (first_summary.is_null()) first_summary = *summary;
-      if (summary->value("adapter", nlohmann::json()).value("name", "") !=
-              first_summary["adapter"].value("name", "") ||
-          summary->value("device", nlohmann::json()).value("name", "") != first_summary["device"].value("name", "")) {
+      if (NameOf(*summary, "adapter") != NameOf(first_summary, "adapter") ||
+          NameOf(*summary, "device") != NameOf(first_summary, "device")) {
         return InvalidArgument(dir, " ran another adapter or device than ", dirs[0]);
       }
-      seconds += summary->value("seconds", 0.0);
-      restarts += summary->value("worker_restarts", 0);
+      seconds += NumberOf(*summary, "seconds");
+      restarts += static_cast<int>(NumberOf(*summary, "worker_restarts"));
+      memory_restarts += static_cast<int>(NumberOf(*summary, "memory_restarts"));
+      if (summary->contains("finished") && (*summary)["finished"].is_string()) {
+        finished = std::max(finished, (*summary)["finished"].get<std::string>());
+      }
     }
+  }
+  if (static_cast<int>(shard_dirs.size()) != shard_count) {
+    std::string missing;
+    for (int i = 1; i <= shard_count; ++i) {
+      if (!shard_dirs.count(i)) missing += StrCat(missing.empty() ? "" : ", ", i, "/", shard_count);
+    }
+    return InvalidArgument("shard(s) ", missing, " missing: merging part of a run would hide the cases it did not run");
   }
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) return IoError("cannot create '", out_dir, "': ", ec.message());
   settings["shard"] = "1/1";
   PARITY_RETURN_IF_ERROR(WriteFileAtomically((fs::path(out_dir) / "run.json").string(),
-                                             nlohmann::json{{"settings", settings}, {"planned", planned}}.dump(1) + "\n"));
+                                             DumpJson({{"settings", settings}, {"planned", planned}}, 1) + "\n"));
   std::string lines;
   Summary summary;
   int gate_failures = 0;
   for (const auto& r : results) {
-    lines += ToJson(r).dump() + "\n";
+    lines += DumpJson(ToJson(r)) + "\n";
     summary.Add(r);
     gate_failures += r.gate_failure;
   }
@@ -82,10 +126,12 @@ Status Merge(const std::vector<std::string>& dirs, const std::string& out_dir) {
   j["planned"] = planned.size();
   j["seconds"] = seconds;  // the shards' own times added: machine time, not wall time
   j["worker_restarts"] = restarts;
+  j["memory_restarts"] = memory_restarts;
+  if (!finished.empty()) j["finished"] = finished;
   j["gate_failures"] = gate_failures;
   j["shard"] = nullptr;
   j["shards"] = shards;
-  PARITY_RETURN_IF_ERROR(WriteFileAtomically((fs::path(out_dir) / "summary.json").string(), j.dump(1) + "\n"));
+  PARITY_RETURN_IF_ERROR(WriteFileAtomically((fs::path(out_dir) / "summary.json").string(), DumpJson(j, 1) + "\n"));
   std::cout << "merged " << dirs.size() << " shard(s): " << results.size() << " results of " << planned.size()
             << " planned cases into " << out_dir << "\n";
   return Status::Ok();

@@ -68,7 +68,7 @@ StatusOr<std::vector<CaseInfo>> SelectCases(const RunCommandOptions& options) {
   std::vector<CaseInfo> selected;
   for (auto& c : found) {
     if (!options.filter.empty() && fnmatch(options.filter.c_str(), c.name.c_str(), 0) != 0) continue;
-    if (!names.empty() && !names.count(c.name)) continue;
+    if (!options.filter_file.empty() && !names.count(c.name)) continue;
     selected.push_back(std::move(c));
   }
   std::vector<CaseInfo> shard;
@@ -78,12 +78,17 @@ StatusOr<std::vector<CaseInfo>> SelectCases(const RunCommandOptions& options) {
   return shard;
 }
 
+// The command line of a repro up to its --cases (case_runner.cc adds the
+// case and an output folder of its own): every option that changes a result.
 std::string ReproPrefix(const RunCommandOptions& options, const std::string& adapter_spec, const std::string& device) {
+  const RunCommandOptions defaults;
   std::string repro = ShellQuote((fs::path(ExecutableDir()) / "parity").string()) + " run --adapter " +
                       ShellQuote(adapter_spec) + " --device " + ShellQuote(device);
-  if (options.timeout_seconds != 60) repro += StrCat(" --timeout ", options.timeout_seconds);
+  if (options.timeout_seconds != defaults.timeout_seconds) repro += StrCat(" --timeout ", options.timeout_seconds);
+  if (options.warm_repeats != defaults.warm_repeats) repro += StrCat(" --warm-repeats ", options.warm_repeats);
+  if (!options.tolerance.empty()) repro += " --tolerance " + ShellQuote(fs::absolute(options.tolerance).string());
   if (options.no_fallback) repro += " --no-fallback";
-  return repro + " --out /tmp/parity-repro --fresh";
+  return repro;
 }
 
 }  // namespace
@@ -133,15 +138,24 @@ int RunRunCommand(const RunCommandOptions& options) {
       {"no_fallback", options.no_fallback},
       {"expectations", options.expectations},
       {"warm_repeats", options.warm_repeats},
+      {"tolerance", options.tolerance},
   };
   StatusOr<std::unique_ptr<Journal>> journal = Journal::Open(options.out_dir, settings, options.fresh);
   if (!journal.ok()) return Fail(journal.status().ToString());
   std::set<std::string> done;
   for (const auto& r : (*journal)->previous()) done.insert(r.dir);
 
+  // A resumed run keeps its plan, which must still name the cases on disk.
   nlohmann::json planned = (*journal)->previous_plan();
-  if (planned.size() != cases->size()) {
-    planned = nlohmann::json::array();
+  if (!planned.empty()) {
+    std::vector<std::string> planned_dirs, found_dirs;
+    for (const auto& p : planned) planned_dirs.push_back(p.value("dir", ""));
+    for (const auto& c : *cases) found_dirs.push_back(c.dir);
+    if (planned_dirs != found_dirs) {
+      return Fail(StrCat(options.out_dir, "/run.json plans ", planned_dirs.size(), " cases, but the selection now finds ",
+                         found_dirs.size(), " other ones: the case folders changed since that run; use --fresh"));
+    }
+  } else {
     for (const auto& c : *cases) {
       planned.push_back({{"case", c.name}, {"suite", c.suite}, {"dir", c.dir}, {"operator", PlannedOperator(c)}});
     }
@@ -162,7 +176,7 @@ int RunRunCommand(const RunCommandOptions& options) {
     launch.memory_limit_kb = options.worker_memory_limit_mib * 1024;
     slots.push_back(std::make_unique<WorkerSlot>(launch));
   }
-  StatusOr<WorkerProcess*> probe = slots[0]->Get(60000);
+  StatusOr<WorkerProcess*> probe = slots[0]->Get(kWorkerStartMs);
   if (!probe.ok()) return Fail(probe.status().ToString());
   const protocol::AdapterInfo info = slots[0]->info();
   std::string device = options.device;
@@ -181,9 +195,11 @@ int RunRunCommand(const RunCommandOptions& options) {
   if (device_info) {
     protocol::Request request;
     request.mutable_get_capabilities()->set_device(device);
-    StatusOr<protocol::Response> answer = (*probe)->Call(request, 60000);
+    StatusOr<protocol::Response> answer = (*probe)->Call(request, kWorkerStartMs);
     if (!answer.ok()) return Fail(StrCat("the adapter's worker failed when asked for capabilities: ", answer.status().message()));
-    if (answer->has_status() && answer->status().code() != protocol::OK) {
+    if (answer->has_status() && answer->status().code() == protocol::DEVICE_UNAVAILABLE) {
+      absent = StrCat("device '", device, "' is unavailable: ", answer->status().message());
+    } else if (answer->has_status() && answer->status().code() != protocol::OK) {
       return Fail(StrCat("the adapter refused to state its capabilities: ", answer->status().message()));
     }
     capabilities = answer->capabilities();
@@ -215,6 +231,7 @@ int RunRunCommand(const RunCommandOptions& options) {
   std::atomic<size_t> next{0};
   std::atomic<bool> journal_failed{false};
   std::atomic<int> memory_restarts{0};
+  std::mutex expectations_mutex;
   auto drive = [&](WorkerSlot& slot) {
     for (size_t i = next++; i < todo.size() && !journal_failed; i = next++) {
       CaseResult r;
@@ -224,9 +241,20 @@ int RunRunCommand(const RunCommandOptions& options) {
         r.state = CaseState::kSkip;
         r.message = absent;
       } else {
-        r = RunCase(todo[i], slot, run_settings);
+        try {
+          r = RunCase(todo[i], slot, run_settings);
+        } catch (const std::exception& e) {  // a bug of ours: the case is ERROR, the run goes on
+          r.name = todo[i].name, r.suite = todo[i].suite, r.dir = todo[i].dir, r.adapter = info.name();
+          r.device = device;
+          r.state = CaseState::kError;
+          r.message = StrCat("internal error in the harness: ", e.what());
+          slot.Discard();
+        }
       }
-      r.gate_failure = !ApplyExpectation(r, expectations.get());
+      {
+        std::lock_guard<std::mutex> lock(expectations_mutex);  // entries count their matches
+        r.gate_failure = !ApplyExpectation(r, expectations.get());
+      }
       if (Status s = (*journal)->Append(r); !s.ok()) {
         std::cerr << "parity run: " << s.ToString() << "\n";
         journal_failed = true;
@@ -238,15 +266,15 @@ int RunRunCommand(const RunCommandOptions& options) {
                              " MiB over the limit of ", options.worker_memory_limit_mib, " MiB"));
       }
     }
+    // Shut the worker down in the thread that started it: the kernel kills
+    // a worker when the thread that forked it ends (PR_SET_PDEATHSIG).
+    slot.Shutdown();
   };
   std::vector<std::thread> threads;
   for (auto& slot : slots) threads.emplace_back(drive, std::ref(*slot));
   for (auto& t : threads) t.join();
   int restarts = 0;
-  for (auto& slot : slots) {
-    restarts += slot->replaced();
-    slot->Shutdown();
-  }
+  for (auto& slot : slots) restarts += slot->replaced();
   progress.Finish();
   if (journal_failed) return Fail("the journal could not be written; the run stopped", 2);
 
@@ -287,7 +315,7 @@ int RunRunCommand(const RunCommandOptions& options) {
   j["expectations"] = options.expectations;
   j["shard"] = options.shard_count > 1 ? nlohmann::json(StrCat(options.shard_index, "/", options.shard_count))
                                        : nlohmann::json(nullptr);
-  if (Status s = WriteFileAtomically((fs::path(options.out_dir) / "summary.json").string(), j.dump(1) + "\n");
+  if (Status s = WriteFileAtomically((fs::path(options.out_dir) / "summary.json").string(), DumpJson(j, 1) + "\n");
       !s.ok()) {
     return Fail(s.ToString());
   }

@@ -52,11 +52,16 @@ class ShardMergeTest(unittest.TestCase):
         self.assertEqual(summary["total"], len(plan))
         self.assertEqual(summary["shards"], ["1/3", "2/3", "3/3"])
 
-        # A shard given twice is refused, naming the case found twice.
-        proc = subprocess.run([util.PARITY, "merge", shards[0], shards[0], "--out", os.path.join(self.work, "bad")],
+        # A shard given twice is refused, and so is a missing one: a merge
+        # must not hide cases that never ran.
+        proc = subprocess.run([util.PARITY, "merge", shards[0], shards[0], shards[2], "--out",
+                               os.path.join(self.work, "bad")], capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("are both shard 1/3", proc.stderr)
+        proc = subprocess.run([util.PARITY, "merge", shards[0], shards[2], "--out", os.path.join(self.work, "bad")],
                               capture_output=True, text=True)
         self.assertEqual(proc.returncode, 2)
-        self.assertIn("has results in both", proc.stderr)
+        self.assertIn("2/3 missing", proc.stderr)
         # So is a folder of another run.
         other = os.path.join(self.work, "other")
         self.run_parity(other, "--shard", "1/3", "--timeout", "9")
@@ -73,6 +78,14 @@ class ShardMergeTest(unittest.TestCase):
         self.run_parity(out, "--filter-file", names)
         plan, results, _ = util.read_run(out)
         self.assertEqual(sorted(plan), ["test_relu", "test_reshape_extended_dims"])
+
+        # A list with no names selects nothing (not everything).
+        empty = os.path.join(self.work, "empty.txt")
+        with open(empty, "w") as f:
+            f.write("# nothing to re-run\n")
+        proc = self.run_parity(os.path.join(self.work, "listed-empty"), "--filter-file", empty, check=False)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("no cases selected", proc.stderr)
 
         with open(names, "a") as f:
             f.write("test_no_such_case\n")

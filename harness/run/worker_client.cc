@@ -40,6 +40,11 @@ std::string ResolveProgram(const std::string& program) {
   return program;
 }
 
+// How often a call waiting for its answer looks at the worker's memory.
+constexpr int64_t kMemoryPollMs = 100;
+// How much of the end of a worker's log a CRASH message quotes.
+constexpr int64_t kLogTailBytes = 1500;
+
 std::string SignalName(int signal) {
   const char* text = strsignal(signal);
   return StrCat("signal ", signal, " (", text ? text : "unknown", ")");
@@ -75,20 +80,29 @@ StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(const WorkerLaunch
   const int log_fd = ::open(launch.log_path.empty() ? "/dev/null" : launch.log_path.c_str(),
                             O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log_fd < 0) return IoError("cannot open the worker log '", launch.log_path, "': ", std::strerror(errno));
-  int in_pipe[2], out_pipe[2];
+  int in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1};
+  auto close_all = [&] {
+    for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], log_fd}) {
+      if (fd >= 0) ::close(fd);
+    }
+  };
   if (::pipe2(in_pipe, O_CLOEXEC) != 0 || ::pipe2(out_pipe, O_CLOEXEC) != 0) {
-    ::close(log_fd);
-    return IoError("pipe: ", std::strerror(errno));
+    const int error = errno;
+    close_all();
+    return IoError("pipe: ", std::strerror(error));
   }
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
-    ::close(log_fd);
-    return IoError("fork: ", std::strerror(errno));
+    const int error = errno;
+    close_all();
+    return IoError("fork: ", std::strerror(error));
   }
   if (pid == 0) {
     // A worker must not outlive the harness (a harness killed with SIGKILL
-    // would otherwise leave hung workers behind).
+    // would otherwise leave hung workers behind). The signal follows the
+    // thread that forks, so the run shuts each worker down in the thread
+    // that started it (run_command.cc).
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);
     ::setpgid(0, 0);
@@ -132,6 +146,7 @@ void WorkerProcess::Reap(bool wait) {
 void WorkerProcess::Kill() {
   if (pid_ <= 0) return;
   if (!reaped_) {
+    killed_by_harness_ = true;
     ::kill(-pid_, SIGKILL);  // the worker's process group: it and anything it started
     ::kill(pid_, SIGKILL);
     Reap(true);
@@ -145,7 +160,9 @@ StatusOr<protocol::Response> WorkerProcess::Call(const protocol::Request& reques
   log_offset_ = launch_.log_path.empty() ? 0 : static_cast<int64_t>(fs::file_size(launch_.log_path, ec));
   if (ec) log_offset_ = 0;
   if (Status sent = protocol::WriteFrame(to_worker_, request); !sent.ok()) {
-    Reap(true);
+    // Too large to send: nothing was written, the worker is untouched.
+    if (sent.code() == StatusCode::kResourceExhausted) return sent;
+    Kill();
     return Status(StatusCode::kUnavailable, StrCat("the worker stopped reading: ", sent.message()));
   }
   // Wait for the first byte of the answer in short slices, watching the
@@ -155,7 +172,7 @@ StatusOr<protocol::Response> WorkerProcess::Call(const protocol::Request& reques
     return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
   };
   for (;;) {
-    int64_t slice = 100;
+    int64_t slice = kMemoryPollMs;
     if (deadline_ms >= 0) {
       const int64_t left = deadline_ms - elapsed_ms();
       if (left <= 0) {
@@ -182,11 +199,10 @@ StatusOr<protocol::Response> WorkerProcess::Call(const protocol::Request& reques
   const int64_t left = deadline_ms >= 0 ? std::max<int64_t>(deadline_ms - elapsed_ms(), 1) : -1;
   Status read = protocol::ReadFrame(from_worker_, &response, left);
   if (!read.ok()) {
-    if (read.code() == StatusCode::kUnavailable) {
-      Reap(true);
-      return Status(StatusCode::kUnavailable, "the worker ended");
-    }
+    // Kill collects the wait status of a worker that already ended, and ends
+    // one that closed its output but lives on.
     Kill();
+    if (read.code() == StatusCode::kUnavailable) return Status(StatusCode::kUnavailable, "the worker ended");
     if (read.code() == StatusCode::kDeadlineExceeded) return read;
     return IoError("the worker broke the protocol: ", read.message());
   }
@@ -196,7 +212,8 @@ StatusOr<protocol::Response> WorkerProcess::Call(const protocol::Request& reques
 std::string WorkerProcess::EndDescription() {
   std::string how;
   if (reaped_) {
-    if (WIFSIGNALED(wait_status_)) how = "killed by " + SignalName(WTERMSIG(wait_status_));
+    if (WIFSIGNALED(wait_status_) && WTERMSIG(wait_status_) == SIGKILL && killed_by_harness_) how = "killed by the harness";
+    else if (WIFSIGNALED(wait_status_)) how = "killed by " + SignalName(WTERMSIG(wait_status_));
     else if (WIFEXITED(wait_status_)) how = StrCat("exited with status ", WEXITSTATUS(wait_status_));
   }
   if (how.empty()) how = "stopped";
@@ -205,7 +222,7 @@ std::string WorkerProcess::EndDescription() {
     std::ifstream log(launch_.log_path, std::ios::binary);
     log.seekg(0, std::ios::end);
     const int64_t size = log.tellg();
-    const int64_t from = std::max(log_offset_, size - 1500);
+    const int64_t from = std::max(log_offset_, size - kLogTailBytes);
     if (size > from) {
       log.seekg(from);
       tail.assign(static_cast<size_t>(size - from), '\0');
@@ -214,6 +231,13 @@ std::string WorkerProcess::EndDescription() {
     }
   }
   return tail.empty() ? how : how + "; its log ends: " + tail;
+}
+
+bool WorkerProcess::CheckAlive() {
+  if (pid_ <= 0) return false;
+  Reap(false);
+  if (reaped_) pid_ = -1;
+  return pid_ > 0;
 }
 
 void WorkerProcess::Shutdown(int64_t grace_ms) {

@@ -37,8 +37,9 @@ class WorkerProcess {
   // Sends `request` and waits up to `deadline_ms` (negative: no limit) for
   // the answer. The worker is killed and the status says why when the call
   // fails: kDeadlineExceeded (no answer in time), kResourceExhausted (memory
-  // limit passed), kUnavailable (the worker ended: see EndDescription), or
-  // kIoError (it broke the protocol). After a failure the worker is dead.
+  // limit passed, or a request too large for a frame: then nothing was sent
+  // and the worker lives on), kUnavailable (the worker ended: see
+  // EndDescription), or kIoError (it broke the protocol).
   StatusOr<protocol::Response> Call(const protocol::Request& request, int64_t deadline_ms);
 
   // How the worker ended ("killed by signal 11 (Segmentation fault)",
@@ -50,6 +51,9 @@ class WorkerProcess {
   void Shutdown(int64_t grace_ms = 2000);
 
   bool alive() const { return pid_ > 0; }
+  // Whether the worker still runs; one that ended while idle (the kernel's
+  // OOM killer, a crash in a backend thread) is reaped and reported gone.
+  bool CheckAlive();
   pid_t pid() const { return pid_; }
   // Current resident memory of the worker in KiB (0 when unknown).
   int64_t ResidentKb() const;
@@ -65,6 +69,7 @@ class WorkerProcess {
   int from_worker_ = -1;
   int wait_status_ = 0;
   bool reaped_ = false;
+  bool killed_by_harness_ = false;  // Kill() sent the SIGKILL (else it ended by itself)
   int64_t log_offset_ = 0;  // size of the log when the current call began
 };
 
