@@ -65,6 +65,10 @@ void BM_HarnessProtocolRoundTrip(benchmark::State& state) {
     protocol::Request create;
     create.mutable_create_session()->set_model(model);
     StatusOr<protocol::Response> created = (*worker)->Call(create, 10000);
+    if (!created.ok() || !created->has_session()) {
+      state.SkipWithError("the reference worker did not create a session");
+      break;
+    }
     protocol::Request run;
     run.mutable_run()->set_session_id(created->session().session_id());
     auto* input = run.mutable_run()->add_inputs();
