@@ -1,6 +1,7 @@
 // End-to-end tests of `parity eval`: case folders on disk, the results
 // journal, states, and the gate against an expectations file.
 #include "harness/eval_command.h"
+#include "harness/expect_command.h"
 
 #include <filesystem>
 #include <fstream>
@@ -119,6 +120,29 @@ TEST_F(EvalCommandTest, NoCasesIsAnError) {
   options.paths = {(root_ / "cases").string()};
   options.filter = "nothing_matches_*";
   EXPECT_EQ(RunEvalCommand(options), 2);
+}
+
+}  // namespace
+}  // namespace parity
+
+namespace parity {
+namespace {
+
+// `parity expect` fills a generated case's outputs with the reference, and
+// never rewrites existing ones unless told to.
+TEST_F(EvalCommandTest, ExpectWritesTheReferenceOutputsOnce) {
+  const fs::path dir = root_ / "generated" / "relu_new";
+  WriteCase(dir, R"(<ir_version: 10, opset_import: ["" : 21]>
+      g (float[4] x) => (float[4] y) { y = Relu (x) })", {Floats({-1, 2, -3, 4})}, {});
+  ASSERT_EQ(RunExpectCommand({dir.string()}, /*force=*/false), 0);
+  StatusOr<onnx::ModelProto> model = ParseModelText(R"(<ir_version: 10, opset_import: ["" : 21]>
+      g (float[4] x) => (float[4] y) { y = Relu (x) })");
+  ASSERT_TRUE(model.ok());
+  StatusOr<Value> written = ReadValueFile((dir / "test_data_set_0/output_0.pb").string(), model->graph().output(0).type());
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(written->tensor().GetDouble(i), std::vector<double>({0, 2, 0, 4})[i]);
+  EXPECT_EQ(RunExpectCommand({dir.string()}, /*force=*/false), 1);  // outputs exist: refused
+  EXPECT_EQ(RunExpectCommand({dir.string()}, /*force=*/true), 0);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "harness/check_command.h"
 #include "harness/eval_command.h"
+#include "harness/expect_command.h"
 #include "harness/run/merge_command.h"
 #include "harness/run/run_command.h"
 #include "reports/report_command.h"
@@ -31,6 +32,9 @@ constexpr const char* kUsage = R"(usage:
       a run over S seconds (default 60) stops between two nodes and ends TIMEOUT
   parity check MODEL...
       validates models and prints every problem found
+  parity expect CASE_DIR... [--force]
+      writes each case's expected outputs (output_K.pb) with the reference
+      evaluator; for case generators. Existing outputs are kept unless --force
   parity run --adapter NAME|PATH [--device D] --cases DIR... [--filter GLOB] [--filter-file FILE]
              [--shard I/N] [--out DIR] [--timeout S] [--expect FILE] [--no-fallback] [--jobs N]
              [--warm-repeats N] [--worker-memory-limit MIB] [--fresh] [--progress bar|lines|quiet]
@@ -256,6 +260,17 @@ int Main(int argc, char** argv) {
   if (command == "run") return RunRun(args);
   if (command == "merge") return RunMerge(args);
   if (command == "report") return parity::RunReportCommand(args);
+  if (command == "expect") {
+    std::vector<std::string> paths;
+    bool force = false;
+    for (const auto& a : args) {
+      if (a == "--force") force = true;
+      else if (a.rfind("--", 0) == 0) return Usage("expect: unknown option '" + a + "'");
+      else paths.push_back(a);
+    }
+    if (paths.empty()) return Usage("expect: give at least one case folder");
+    return parity::RunExpectCommand(paths, force);
+  }
   if (command == "--help" || command == "-h" || command == "help") {
     std::cout << kUsage;
     return 0;
