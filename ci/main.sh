@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The main job: ONNX's node corpus (from the pinned onnx package) through the
+# The main job: ONNX's node corpus (from the pinned onnx package) and the
+# generated function corpus (cases/functions/) through the
 # CPU adapters, the reference evaluator and ONNX Runtime's CPU execution
 # provider, each in worker processes; one run folder per adapter
 # (out/reference/, out/onnxruntime/) and one report with both side by side
@@ -10,10 +11,13 @@ cd "$root"
 bash ci/setup.sh
 bash ci/build.sh build
 build/parity corpus onnx-node --out build/corpus/onnx_node
+.venv/bin/python cases/functions/write_cases.py --out build/corpus/functions --parity build/parity
 status=0
 for adapter in reference onnxruntime; do
-  build/parity run --adapter "$adapter" --device cpu --cases build/corpus/onnx_node --out "out/$adapter" --fresh \
-    --jobs "$(nproc)" --expect "adapters/$adapter/expectations/onnx_node.json" || status=$?
+  build/parity run --adapter "$adapter" --device cpu --cases build/corpus/onnx_node build/corpus/functions \
+    --out "out/$adapter" --fresh --jobs "$(nproc)" \
+    --expect "adapters/$adapter/expectations/onnx_node.json" --expect "adapters/$adapter/expectations/functions.json" \
+    || status=$?
 done
 build/parity report out/reference out/onnxruntime --out out/report
 echo "report: out/report/report.html (also report.md, junit.xml); per adapter: out/<adapter>/results.jsonl"

@@ -22,9 +22,11 @@ echo "== ONNX node corpus: the reference in process, then each adapter through w
 build/parity corpus onnx-node --out build/corpus/onnx_node
 build/parity eval build/corpus/onnx_node --quiet --out build/results/eval-reference \
   --expect adapters/reference/expectations/onnx_node.json
+.venv/bin/python cases/functions/write_cases.py --out build/corpus/functions --parity build/parity
 for adapter in reference onnxruntime; do
-  build/parity run --adapter "$adapter" --cases build/corpus/onnx_node --out "build/results/$adapter" --fresh \
-    --jobs "$(nproc)" --expect "adapters/$adapter/expectations/onnx_node.json"
+  build/parity run --adapter "$adapter" --cases build/corpus/onnx_node build/corpus/functions \
+    --out "build/results/$adapter" --fresh --jobs "$(nproc)" \
+    --expect "adapters/$adapter/expectations/onnx_node.json" --expect "adapters/$adapter/expectations/functions.json"
 done
 build/parity report build/results/reference build/results/onnxruntime --out build/results/report
 

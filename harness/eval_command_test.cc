@@ -2,6 +2,7 @@
 // journal, states, and the gate against an expectations file.
 #include "harness/eval_command.h"
 #include "harness/expect_command.h"
+#include "harness/expectations.h"
 
 #include <filesystem>
 #include <fstream>
@@ -143,6 +144,29 @@ TEST_F(EvalCommandTest, ExpectWritesTheReferenceOutputsOnce) {
   for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(written->tensor().GetDouble(i), std::vector<double>({0, 2, 0, 4})[i]);
   EXPECT_EQ(RunExpectCommand({dir.string()}, /*force=*/false), 1);  // outputs exist: refused
   EXPECT_EQ(RunExpectCommand({dir.string()}, /*force=*/true), 0);
+}
+
+}  // namespace
+}  // namespace parity
+
+namespace parity {
+namespace {
+
+// Several expectations files (one per suite) given together make one list.
+TEST(ExpectationsTest, CommaSeparatedFilesJoinTheirEntries) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("parity_expect_join_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "a.json") << R"({"unsupported": [{"cases": "test_a*", "reason": "no A"}]})";
+  std::ofstream(dir / "b.json") << R"({"xfail": [{"cases": ["test_b1", "test_b2"], "reason": "B is off"}]})";
+  StatusOr<Expectations> joined = Expectations::Load((dir / "a.json").string() + "," + (dir / "b.json").string());
+  ASSERT_TRUE(joined.ok()) << joined.status().ToString();
+  ASSERT_NE(joined->Find("test_abs"), nullptr);
+  EXPECT_TRUE(joined->Find("test_abs")->unsupported);
+  ASSERT_NE(joined->Find("test_b2"), nullptr);
+  EXPECT_EQ(joined->Find("test_b2")->reason, "B is off");
+  EXPECT_EQ(joined->Find("test_c"), nullptr);
+  EXPECT_FALSE(Expectations::Load((dir / "a.json").string() + "," + (dir / "missing.json").string()).ok());
+  fs::remove_all(dir);
 }
 
 }  // namespace

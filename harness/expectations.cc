@@ -3,13 +3,28 @@
 
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
 namespace parity {
 
-StatusOr<Expectations> Expectations::Load(const std::string& path) {
+StatusOr<Expectations> Expectations::Load(const std::string& paths) {
+  // Several files, comma-separated (one per suite), make one list.
+  if (paths.find(',') != std::string::npos) {
+    Expectations all;
+    all.path_ = paths;
+    size_t start = 0;
+    while (start <= paths.size()) {
+      const size_t end = std::min(paths.find(',', start), paths.size());
+      PARITY_ASSIGN_OR_RETURN(Expectations one, Load(paths.substr(start, end - start)));
+      for (auto& e : one.entries_) all.entries_.push_back(std::move(e));
+      start = end + 1;
+    }
+    return all;
+  }
+  const std::string& path = paths;
   std::ifstream in(path);
   if (!in) return NotFound("expectations file '", path, "' cannot be opened");
   nlohmann::json doc;

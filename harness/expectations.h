@@ -33,7 +33,9 @@ struct ExpectationEntry {
 
 class Expectations {
  public:
-  static StatusOr<Expectations> Load(const std::string& path);
+  // `paths`: one file, or several separated by commas (one per suite),
+  // whose entries are joined in order.
+  static StatusOr<Expectations> Load(const std::string& paths);
   // The first entry whose pattern matches the case name, or null.
   const ExpectationEntry* Find(const std::string& case_name) const;
   const std::vector<ExpectationEntry>& entries() const { return entries_; }

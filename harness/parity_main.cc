@@ -36,7 +36,7 @@ constexpr const char* kUsage = R"(usage:
       writes each case's expected outputs (output_K.pb) with the reference
       evaluator; for case generators. Existing outputs are kept unless --force
   parity run --adapter NAME|PATH [--device D] --cases DIR... [--filter GLOB] [--filter-file FILE]
-             [--shard I/N] [--out DIR] [--timeout S] [--expect FILE] [--no-fallback] [--jobs N]
+             [--shard I/N] [--out DIR] [--timeout S] [--expect FILE]... [--no-fallback] [--jobs N]
              [--warm-repeats N] [--worker-memory-limit MIB] [--fresh] [--progress bar|lines|quiet]
       runs cases on an adapter, each in a worker process; a case over S seconds
       (default 60) is TIMEOUT, a worker that dies is CRASH and is restarted.
@@ -181,8 +181,9 @@ int RunRun(const std::vector<std::string>& args) {
           options.timeout_seconds <= 0) {
         return Usage("run: --timeout takes a positive, finite number of seconds");
       }
-    } else if (a == "--expect" && TakeValue(args, i, &v)) options.expectations = v;
-    else if (a == "--tolerance" && TakeValue(args, i, &v)) options.tolerance = v;
+    } else if (a == "--expect" && TakeValue(args, i, &v)) {
+      options.expectations += (options.expectations.empty() ? "" : ",") + v;  // repeated: one list
+    } else if (a == "--tolerance" && TakeValue(args, i, &v)) options.tolerance = v;
     else if (a == "--no-fallback") options.no_fallback = true;
     else if (a == "--fresh") options.fresh = true;
     else if ((a == "--jobs" || a == "--warm-repeats" || a == "--worker-memory-limit") && TakeValue(args, i, &v)) {

@@ -28,6 +28,11 @@ struct Evaluator::PreparedGraph {
   std::vector<std::pair<std::string, Value>> initializers;
 };
 
+struct Evaluator::FunctionBody {
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  std::vector<const onnx::NodeProto*> order;  // points into `nodes`
+};
+
 namespace {
 
 std::string NodeLabel(const onnx::NodeProto& node) {
@@ -94,6 +99,23 @@ void ResolveAttributeReferences(onnx::NodeProto* node, const onnx::NodeProto& ca
     a->set_name(name);
     a->clear_ref_attr_name();
     ++i;
+  }
+}
+
+// Blanks every use of the names in `absent` (formal inputs the call leaves
+// out), so that body nodes see them as absent optional inputs, as when ONNX
+// inlines a function. Subgraphs are included: they read the body's scope.
+void BlankAbsentInputs(onnx::NodeProto* node, const std::unordered_set<std::string>& absent) {
+  for (auto& in : *node->mutable_input()) {
+    if (absent.count(in)) in.clear();
+  }
+  for (auto& a : *node->mutable_attribute()) {
+    if (a.has_g()) {
+      for (auto& n : *a.mutable_g()->mutable_node()) BlankAbsentInputs(&n, absent);
+    }
+    for (auto& g : *a.mutable_graphs()) {
+      for (auto& n : *g.mutable_node()) BlankAbsentInputs(&n, absent);
+    }
   }
 }
 
@@ -293,6 +315,10 @@ Status Evaluator::RunNode(const onnx::NodeProto& node, Scope& scope, const Opset
   } else if (opset_it == opsets.end()) {
     return InvalidModel(model_.name, ": ", NodeLabel(node), " uses domain '", node.domain(),
                         "', which the opset imports do not name");
+  } else if (const onnx::FunctionProto* f = options_.prefer_function_bodies
+                                                ? options_.functions->Find(domain, node.op_type(), node.overload())
+                                                : nullptr) {
+    outputs = CallFunction(*f, node, inputs, opsets, depth + 1);
   } else if (const Kernel* kernel = options_.registry->Find(domain, node.op_type(), opset_it->second)) {
     KernelContext ctx(node, std::move(inputs), opset_it->second,
                       [this, &scope, &opsets, depth](const onnx::GraphProto& g, const std::vector<Value>& in) {
@@ -323,6 +349,32 @@ Status Evaluator::RunNode(const onnx::NodeProto& node, Scope& scope, const Opset
   return Status::Ok();
 }
 
+StatusOr<std::shared_ptr<const Evaluator::FunctionBody>> Evaluator::InstantiateBody(
+    const onnx::FunctionProto& function, const onnx::NodeProto& call) const {
+  {
+    std::lock_guard<std::mutex> lock(prepared_mutex_);
+    auto it = bodies_.find({&function, &call});
+    if (it != bodies_.end()) return it->second;
+  }
+  auto body = std::make_shared<FunctionBody>();
+  body->nodes = function.node();
+  std::unordered_set<std::string> absent;
+  for (int i = 0; i < function.input_size(); ++i) {
+    if (i >= call.input_size() || call.input(i).empty()) absent.insert(function.input(i));
+  }
+  for (auto& n : body->nodes) {
+    ResolveAttributeReferences(&n, call, function);
+    if (!absent.empty()) BlankAbsentInputs(&n, absent);
+  }
+  PARITY_ASSIGN_OR_RETURN(body->order,
+                          TopologicalOrder(body->nodes, "function " + function.domain() + "." + function.name()));
+  // The body's subgraphs are prepared (and cached) by address, so the body
+  // must outlive every run: it is kept for the evaluator's lifetime.
+  std::lock_guard<std::mutex> lock(prepared_mutex_);
+  auto [it, inserted] = bodies_.emplace(std::make_pair(&function, &call), body);
+  return std::shared_ptr<const FunctionBody>(it->second);
+}
+
 StatusOr<std::vector<Value>> Evaluator::CallFunction(const onnx::FunctionProto& function, const onnx::NodeProto& call,
                                                      const std::vector<const Value*>& inputs,
                                                      const OpsetMap& caller_opsets, int depth) const {
@@ -343,10 +395,8 @@ StatusOr<std::vector<Value>> Evaluator::CallFunction(const onnx::FunctionProto& 
   for (const auto& opset : function.opset_import()) {
     opsets[std::string(CanonicalDomain(opset.domain()))] = opset.version();
   }
-  google::protobuf::RepeatedPtrField<onnx::NodeProto> body = function.node();
-  for (auto& n : body) ResolveAttributeReferences(&n, call, function);
-  PARITY_ASSIGN_OR_RETURN(std::vector<const onnx::NodeProto*> order, TopologicalOrder(body, label));
-  Status run = RunNodes(order, scope, opsets, depth);
+  PARITY_ASSIGN_OR_RETURN(std::shared_ptr<const FunctionBody> body, InstantiateBody(function, call));
+  Status run = RunNodes(body->order, scope, opsets, depth);
   if (!run.ok()) return run.WithContext("in " + label);
   std::vector<Value> outputs;
   for (int i = 0; i < function.output_size() && i < call.output_size(); ++i) {

@@ -29,6 +29,11 @@ struct EvalOptions {
   // DEADLINE_EXCEEDED; checked before each node (so also between loop
   // iterations), not inside a kernel. 0: no limit.
   double time_limit_seconds = 0;
+  // Expand an operator from its body in `functions` even when the registry
+  // has a kernel for it (found by domain, name and overload, as the fallback
+  // expansion is). Lets tests check each body against its direct kernel
+  // (function_bodies_test.cc) and lets a user run the spec's definitions.
+  bool prefer_function_bodies = false;
 };
 
 class Evaluator {
@@ -59,6 +64,12 @@ class Evaluator {
                                             const std::vector<const Value*>& inputs, const OpsetMap& caller_opsets,
                                             int depth) const;
   StatusOr<std::shared_ptr<const PreparedGraph>> Prepare(const onnx::GraphProto& graph) const;
+  // The body of `function` as `call` sees it (attribute references resolved,
+  // absent inputs blanked), made once per (function, call) and kept, so
+  // that subgraphs in it have stable addresses for the Prepare cache.
+  struct FunctionBody;
+  StatusOr<std::shared_ptr<const FunctionBody>> InstantiateBody(const onnx::FunctionProto& function,
+                                                                const onnx::NodeProto& call) const;
 
   LoadedModel model_;
   EvalOptions options_;
@@ -69,6 +80,10 @@ class Evaluator {
   static thread_local std::chrono::steady_clock::time_point deadline_;
   mutable std::mutex prepared_mutex_;
   mutable std::unordered_map<const onnx::GraphProto*, std::shared_ptr<const PreparedGraph>> prepared_;
+  // Instantiated function bodies by (function, call node); guarded by prepared_mutex_.
+  mutable std::map<std::pair<const onnx::FunctionProto*, const onnx::NodeProto*>,
+                   std::shared_ptr<const FunctionBody>>
+      bodies_;
 };
 
 // Nodes in an order where each runs after the producers of its inputs

@@ -142,6 +142,56 @@ TEST(EvaluatorTest, StandardLibraryHoldsSwiGluAndTheEvaluatorUsesIt) {
   EXPECT_NEAR((*out)[0].tensor().GetDouble(1), -1 * s2 * 4, 1e-6);
 }
 
+TEST(EvaluatorTest, PreferFunctionBodiesExpandsABodyEvenWhereAKernelExists) {
+  // A test-only SwiGLU body that adds, so the result tells which one ran.
+  FunctionLibrary library;
+  StatusOr<onnx::FunctionProto> f = ParseFunctionText(R"(
+    <domain: "", opset_import: ["" : 28]>
+    SwiGLU <alpha: float = 1.0> (A, B) => (Y) { Y = Add (A, B) }
+  )");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  ASSERT_TRUE(library.Add(*f, "test").ok());
+  const std::string model = R"(
+    <ir_version: 11, opset_import: ["" : 28]>
+    g (float[1] a, float[1] b) => (float[1] y) { y = SwiGLU (a, b) }
+  )";
+  EvalOptions options;
+  options.functions = &library;
+  auto kernel = RunText(model, {Floats({1}, {2}), Floats({1}, {3})}, options);
+  ASSERT_TRUE(kernel.ok()) << kernel.status().ToString();
+  EXPECT_NEAR((*kernel)[0].tensor().GetDouble(0), 2 * 3 / (1 + std::exp(-2.0)), 1e-6);
+  options.prefer_function_bodies = true;
+  auto body = RunText(model, {Floats({1}, {2}), Floats({1}, {3})}, options);
+  ASSERT_TRUE(body.ok()) << body.status().ToString();
+  EXPECT_EQ((*body)[0].tensor().GetDouble(0), 5.0);
+}
+
+TEST(EvaluatorTest, AbsentFunctionInputsAreAbsentInTheBody) {
+  // `w` is left out by the call: OptionalHasElement sees it absent, and the
+  // If branch that would read it does not run. The body is reused across
+  // calls (two nodes, a loop of runs) with its subgraphs intact.
+  const std::string text = R"(
+    <ir_version: 10, opset_import: ["" : 21, "local" : 1]>
+    g (float[1] x, float[1] w) => (float[1] a, float[1] b) {
+      a = local.AddIfGiven (x)
+      b = local.AddIfGiven (x, w)
+    }
+    <domain: "local", opset_import: ["" : 21]>
+    AddIfGiven (x, w) => (y) {
+      given = OptionalHasElement (w)
+      y = If (given) <
+        then_branch = t () => (r) { r = Add (x, w) },
+        else_branch = e () => (r) { r = Identity (x) }
+      >
+    })";
+  for (int run = 0; run < 3; ++run) {
+    auto out = RunText(text, {Floats({1}, {1}), Floats({1}, {10})});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ((*out)[0].tensor().GetDouble(0), 1.0);
+    EXPECT_EQ((*out)[1].tensor().GetDouble(0), 11.0);
+  }
+}
+
 TEST(EvaluatorTest, SubgraphReadsOuterScope) {
   auto out = RunText(R"(
     <ir_version: 10, opset_import: ["" : 21]>
