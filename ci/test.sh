@@ -28,6 +28,9 @@ for adapter in reference onnxruntime; do
     --out "build/results/$adapter" --fresh --jobs "$(nproc)" \
     --expect "adapters/$adapter/expectations/onnx_node.json" --expect "adapters/$adapter/expectations/functions.json"
 done
+# onnx's Python reference is the third oracle of the function corpus (spec/functions/agreement.md).
+build/parity run --adapter onnx_reference --cases build/corpus/functions --out build/results/onnx_reference --fresh \
+  --jobs "$(nproc)" --progress quiet --expect adapters/onnx_reference/expectations/functions.json
 build/parity report build/results/reference build/results/onnxruntime --out build/results/report
 
 if [ "${PARITY_SKIP_SANITIZERS:-0}" != 1 ]; then

@@ -12,5 +12,6 @@ void RegisterReductionOps(OpRegistry& registry);      // reduction/: reductions,
 void RegisterNnOps(OpRegistry& registry);             // nn/: convolution, pooling, quantisation, image ops
 void RegisterControlFlowOps(OpRegistry& registry);    // controlflow/: If, Loop, Scan, sequences, optionals
 void RegisterSequenceModelOps(OpRegistry& registry);  // sequence/: attention, RNNs, signal, strings
+void RegisterContribOps(OpRegistry& registry);        // contrib/: org.onnxparity.contrib (ONNX Runtime contrib ops)
 
 }  // namespace parity::ops

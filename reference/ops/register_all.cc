@@ -12,6 +12,7 @@ const OpRegistry& ReferenceRegistry() {
     ops::RegisterNnOps(*r);
     ops::RegisterControlFlowOps(*r);
     ops::RegisterSequenceModelOps(*r);
+    ops::RegisterContribOps(*r);
     return r;
   }();
   return *registry;

@@ -14,6 +14,7 @@ void RegisterSequenceModelOps(OpRegistry& registry) {
   registry.Register("SwiGLU", 28, SwiGLU);
   registry.Register("LinearAttention", 27, LinearAttention);
   registry.Register("CausalConvWithState", 27, CausalConvWithState);
+  registry.Register("ai.onnx.preview", "FlexAttention", 1, FlexAttention);
 
   // Versions 7 to 22 differ in types, and 14 adds `layout`, read by the kernel.
   registry.Register("RNN", 7, Rnn);

@@ -1,6 +1,6 @@
 // Kernels of the sequence-model family: attention and its helpers
 // (Attention, RotaryEmbedding, TensorScatter, SwiGLU, LinearAttention,
-// CausalConvWithState), recurrent networks (RNN, GRU, LSTM), signal
+// CausalConvWithState, FlexAttention), recurrent networks (RNN, GRU, LSTM), signal
 // processing (DFT, STFT, windows, MelWeightMatrix), strings and the
 // ai.onnx.ml operators LabelEncoder, Binarizer, ArrayFeatureExtractor and
 // TreeEnsemble.
@@ -16,6 +16,7 @@ StatusOr<std::vector<Value>> TensorScatter(const KernelContext& ctx);
 StatusOr<std::vector<Value>> SwiGLU(const KernelContext& ctx);
 StatusOr<std::vector<Value>> LinearAttention(const KernelContext& ctx);
 StatusOr<std::vector<Value>> CausalConvWithState(const KernelContext& ctx);
+StatusOr<std::vector<Value>> FlexAttention(const KernelContext& ctx);  // ai.onnx.preview
 
 StatusOr<std::vector<Value>> Rnn(const KernelContext& ctx);
 StatusOr<std::vector<Value>> Gru(const KernelContext& ctx);

@@ -1,0 +1,274 @@
+// Body consistency for the org.onnxparity.contrib functions
+// (spec/functions/{simplified,skip,skip_simplified}_layer_normalization):
+// each case runs one node with the direct kernel and with
+// prefer_function_bodies, and compares every requested output under the
+// tolerance policy (spec/tolerance.json). Inputs come from seeded generators.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <random>
+
+#include "harness/compare.h"
+#include "reference/eval/evaluator.h"
+
+namespace parity {
+namespace {
+
+constexpr const char* kContribDomain = "org.onnxparity.contrib";
+
+struct ContribCase {
+  std::string label;  // attributes, shapes and dtype, for failure messages
+  std::string op;
+  std::vector<onnx::AttributeProto> attributes;
+  std::vector<std::optional<Tensor>> inputs;  // nullopt: an absent optional input
+  std::vector<bool> requested;                // which outputs the node names
+  ShapeFacts facts;
+};
+
+onnx::AttributeProto IntAttr(const std::string& name, int64_t value) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::INT);
+  a.set_i(value);
+  return a;
+}
+onnx::AttributeProto FloatAttr(const std::string& name, float value) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::FLOAT);
+  a.set_f(value);
+  return a;
+}
+
+// One node of the contrib domain; the model imports it at version 1.
+LoadedModel SingleNodeModel(const ContribCase& c) {
+  auto proto = std::make_shared<onnx::ModelProto>();
+  proto->set_ir_version(10);
+  auto* standard = proto->add_opset_import();
+  standard->set_domain("");
+  standard->set_version(23);
+  auto* contrib = proto->add_opset_import();
+  contrib->set_domain(kContribDomain);
+  contrib->set_version(1);
+  onnx::GraphProto* graph = proto->mutable_graph();
+  graph->set_name("contrib_body_check");
+  onnx::NodeProto* node = graph->add_node();
+  node->set_op_type(c.op);
+  node->set_domain(kContribDomain);
+  node->set_name("checked");
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    if (!c.inputs[i]) {
+      node->add_input("");
+      continue;
+    }
+    const std::string name = "input_" + std::to_string(i);
+    node->add_input(name);
+    onnx::ValueInfoProto* info = graph->add_input();
+    info->set_name(name);
+    info->mutable_type()->mutable_tensor_type()->set_elem_type(static_cast<int32_t>(c.inputs[i]->dtype()));
+  }
+  for (size_t k = 0; k < c.requested.size(); ++k) {
+    const std::string name = c.requested[k] ? "output_" + std::to_string(k) : "";
+    node->add_output(name);
+    if (!name.empty()) graph->add_output()->set_name(name);
+  }
+  for (const auto& a : c.attributes) *node->add_attribute() = a;
+  return LoadedModel{proto, c.op + " body check", ""};
+}
+
+StatusOr<std::vector<Value>> RunOnce(const ContribCase& c, bool prefer_bodies) {
+  EvalOptions options;
+  options.prefer_function_bodies = prefer_bodies;
+  PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> evaluator, Evaluator::Create(SingleNodeModel(c), options));
+  std::vector<Value> inputs;
+  for (const auto& in : c.inputs) {
+    if (in) inputs.push_back(Value::FromTensor(*in));
+  }
+  return evaluator->Run(inputs);
+}
+
+const TolerancePolicy& Policy() {
+  static const TolerancePolicy* policy = [] {
+    StatusOr<TolerancePolicy> loaded = TolerancePolicy::Load(PARITY_SOURCE_DIR "/spec/tolerance.json");
+    EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+    return new TolerancePolicy(loaded.ok() ? std::move(loaded).value() : TolerancePolicy());
+  }();
+  return *policy;
+}
+
+// Runs every case both ways and expects each requested output to match;
+// returns the number of outputs compared. An output the policy mistrusts
+// (SkipSimplifiedLayerNormalization's mean, zero by definition) must then
+// be equal exactly.
+int ExpectBodiesMatchKernels(const std::vector<ContribCase>& cases) {
+  int compared = 0;
+  for (const ContribCase& c : cases) {
+    SCOPED_TRACE(c.op + " " + c.label);
+    StatusOr<std::vector<Value>> kernel = RunOnce(c, false);
+    StatusOr<std::vector<Value>> body = RunOnce(c, true);
+    EXPECT_TRUE(kernel.ok()) << kernel.status().ToString();
+    EXPECT_TRUE(body.ok()) << body.status().ToString();
+    if (!kernel.ok() || !body.ok()) continue;
+    EXPECT_EQ(kernel->size(), body->size());
+    for (size_t k = 0; k < kernel->size() && k < body->size(); ++k) {
+      SCOPED_TRACE("graph output " + std::to_string(k));
+      const Value& expected = (*kernel)[k];
+      const Value& actual = (*body)[k];
+      EXPECT_EQ(expected.tensor().dtype(), actual.tensor().dtype());
+      EXPECT_EQ(expected.tensor().shape(), actual.tensor().shape());
+      const Tolerance tol = Policy().For(c.op, expected.tensor().dtype(), c.facts);
+      OutputComparison cmp = CompareValues(expected, actual, tol);
+      if (cmp.verdict == CompareVerdict::kMistrusted) {
+        EXPECT_EQ(cmp.stats.max_abs_error, 0.0) << cmp.message;
+      } else {
+        EXPECT_STREQ(CompareVerdictName(cmp.verdict), "match")
+            << cmp.message << " " << cmp.stats.first_mismatch << " (max ulp error " << cmp.stats.max_ulp_error
+            << ", max abs error " << cmp.stats.max_abs_error << ")";
+      }
+      ++compared;
+    }
+  }
+  return compared;
+}
+
+class Draw {
+ public:
+  explicit Draw(uint32_t seed) : engine_(seed) {}
+  Tensor Make(DataType dtype, const Shape& shape, double lo, double hi) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    std::uniform_real_distribution<double> d(lo, hi);
+    std::vector<double> v(static_cast<size_t>(n));
+    for (double& x : v) x = d(engine_);
+    return *Tensor::FromDoubles(dtype, shape, v);
+  }
+
+ private:
+  std::mt19937 engine_;
+};
+
+std::string ShapeLabel(const Shape& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+const DataType kFloatTypes[] = {DataType::kFloat, DataType::kFloat16, DataType::kBfloat16};
+
+// Which of the four outputs of the Skip operators a case asks for: the
+// first alone, all four, or the first and the sum with the statistics left
+// out in between (positional outputs with blank names).
+const std::vector<std::vector<bool>> kSkipOutputs = {
+    {true}, {true, true, true, true}, {true, false, false, true}};
+
+TEST(ContribBodiesTest, StandardLibraryDefinesEachContribFunction) {
+  for (const char* op : {"SimplifiedLayerNormalization", "SkipLayerNormalization", "SkipSimplifiedLayerNormalization"}) {
+    EXPECT_NE(FunctionLibrary::Standard().Find(kContribDomain, op), nullptr) << op << " has no body in spec/functions";
+    EXPECT_EQ(FunctionLibrary::Standard().Find("", op), nullptr) << op << " must not be in the default domain";
+  }
+}
+
+// SimplifiedLayerNormalization: axis -1 (left out), 1 and 0 with scales of
+// the normalised shape or broadcasting to it, epsilon default and 1e-2, Y
+// alone or with inv_std_var; float64 with stash_type 11 (with the default
+// float32 stash the body computes in float32 by definition); float16 and
+// bfloat16 X with a float32 scale (Y takes scale's type). X in [-2, 2].
+TEST(ContribBodiesTest, SimplifiedLayerNormalizationBodyMatchesKernel) {
+  struct Layout {
+    Shape x, scale;
+    int64_t axis;  // 99: left out (-1)
+  };
+  const std::vector<Layout> layouts = {{{2, 3, 8}, {8}, 99}, {{2, 3, 8}, {3, 8}, 1}, {{4, 16}, {4, 16}, 0}};
+  Draw draw(31001);
+  std::vector<ContribCase> cases;
+  auto add = [&](DataType x_type, DataType scale_type, const Layout& layout, float epsilon, bool with_inv,
+                 int64_t stash) {
+    ContribCase c{ShapeLabel(layout.x) + " axis=" + std::to_string(layout.axis) + " scale " +
+                      ShapeLabel(layout.scale) + " epsilon=" + std::to_string(epsilon) +
+                      (with_inv ? " +inv_std_var " : " ") + std::string(DataTypeName(x_type)) + "/" +
+                      std::string(DataTypeName(scale_type)),
+                  "SimplifiedLayerNormalization",
+                  {},
+                  {draw.Make(x_type, layout.x, -2, 2), draw.Make(scale_type, layout.scale, 0.5, 1.5)},
+                  {true, with_inv},
+                  {}};
+    if (layout.axis != 99) c.attributes.push_back(IntAttr("axis", layout.axis));
+    if (epsilon != 0.0f) c.attributes.push_back(FloatAttr("epsilon", epsilon));
+    if (stash != 0) c.attributes.push_back(IntAttr("stash_type", stash));
+    const int64_t rank = static_cast<int64_t>(layout.x.size());
+    const int64_t axis = layout.axis == 99 ? rank - 1 : (layout.axis + rank) % rank;
+    c.facts.reduced_length = 1;
+    for (size_t d = static_cast<size_t>(axis); d < layout.x.size(); ++d) c.facts.reduced_length *= layout.x[d];
+    cases.push_back(std::move(c));
+  };
+  for (DataType dtype : kFloatTypes) {
+    for (const Layout& layout : layouts) {
+      for (float epsilon : {0.0f, 1e-2f}) {  // 0: left out (1e-5)
+        for (bool with_inv : {false, true}) add(dtype, dtype, layout, epsilon, with_inv, 0);
+      }
+    }
+  }
+  for (const Layout& layout : layouts) add(DataType::kDouble, DataType::kDouble, layout, 0.0f, true, 11);
+  add(DataType::kFloat16, DataType::kFloat, layouts[0], 0.0f, true, 0);
+  add(DataType::kBfloat16, DataType::kFloat, layouts[1], 0.0f, true, 0);
+  // Outputs compared: 36 cases, half with inv_std_var (54), then 5 with it (10).
+  EXPECT_EQ(ExpectBodiesMatchKernels(cases), 64);
+}
+
+// The Skip operators over input [2, 3, 8] with skip [2, 3, 8], [1, 3, 8] and
+// [3, 8]; bias (and, for SkipLayerNormalization, beta) given or absent; the
+// three output selections; plus a 2-D input with epsilon 1e-2. Input in
+// [-2, 2], skip in [-1, 1], gamma in [0.5, 1.5], beta and bias in [-0.5, 0.5].
+std::vector<ContribCase> SkipCases(const std::string& op, bool with_beta_input, uint32_t seed) {
+  Draw draw(seed);
+  std::vector<ContribCase> cases;
+  const Shape input_shape = {2, 3, 8};
+  const int64_t hidden = 8;
+  for (DataType dtype : kFloatTypes) {
+    for (const Shape& skip_shape : {Shape{2, 3, 8}, Shape{1, 3, 8}, Shape{3, 8}}) {
+      for (bool beta : with_beta_input ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
+        for (bool bias : {false, true}) {
+          for (const std::vector<bool>& outputs : kSkipOutputs) {
+            ContribCase c{"skip " + ShapeLabel(skip_shape) + (beta ? " beta" : "") + (bias ? " bias" : "") +
+                              " outputs=" + std::to_string(outputs.size()) + (outputs.size() == 4 && !outputs[1] ? "(sum)" : "") +
+                              " " + std::string(DataTypeName(dtype)),
+                          op,
+                          {},
+                          {draw.Make(dtype, input_shape, -2, 2), draw.Make(dtype, skip_shape, -1, 1),
+                           draw.Make(dtype, {hidden}, 0.5, 1.5)},
+                          outputs,
+                          {}};
+            if (with_beta_input) {
+              c.inputs.push_back(beta ? std::optional<Tensor>(draw.Make(dtype, {hidden}, -0.5, 0.5)) : std::nullopt);
+            }
+            if (bias) c.inputs.push_back(draw.Make(dtype, {hidden}, -0.5, 0.5));
+            c.facts.reduced_length = hidden;
+            cases.push_back(std::move(c));
+          }
+        }
+      }
+    }
+    ContribCase flat{"2-D epsilon=0.01 " + std::string(DataTypeName(dtype)),
+                     op,
+                     {FloatAttr("epsilon", 1e-2f)},
+                     {draw.Make(dtype, {6, 16}, -2, 2), draw.Make(dtype, {6, 16}, -1, 1),
+                      draw.Make(dtype, {16}, 0.5, 1.5)},
+                     {true, true, true, true},
+                     {}};
+    flat.facts.reduced_length = 16;
+    cases.push_back(std::move(flat));
+  }
+  return cases;
+}
+
+TEST(ContribBodiesTest, SkipLayerNormalizationBodyMatchesKernel) {
+  // Outputs compared per dtype: 12 input variants x (1 + 4 + 2), and 4 for the 2-D case.
+  EXPECT_EQ(ExpectBodiesMatchKernels(SkipCases("SkipLayerNormalization", true, 31002)), 3 * (12 * 7 + 4));
+}
+
+TEST(ContribBodiesTest, SkipSimplifiedLayerNormalizationBodyMatchesKernel) {
+  EXPECT_EQ(ExpectBodiesMatchKernels(SkipCases("SkipSimplifiedLayerNormalization", false, 31003)), 3 * (6 * 7 + 4));
+}
+
+}  // namespace
+}  // namespace parity
