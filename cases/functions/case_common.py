@@ -37,8 +37,9 @@ class Case:
     opset: int
     nodes: list
     inputs: list
-    outputs: list  # (name, elem_type)
+    outputs: list  # (name, elem_type), or (name, elem_type, shape) where ONNX cannot infer it
     initializers: list = field(default_factory=list)  # (name, array)
+    domains: list = field(default_factory=list)  # (domain, version) imported besides the default domain
 
 
 def seed_for(name: str) -> int:

@@ -1,6 +1,7 @@
 """Writes the conformance corpus of the attention-era functions (Swish, SwiGLU,
-RMSNormalization, RotaryEmbedding, TensorScatter, Attention, and the QDQ
-MatMul pattern) in the ONNX backend-test layout, then fills the expected
+RMSNormalization, RotaryEmbedding, TensorScatter, Attention, the QDQ
+MatMul pattern, and the org.onnxparity.contrib normalisations) in the ONNX
+backend-test layout, then fills the expected
 outputs with the reference evaluator (`parity expect`).
 
   write_cases.py --out DIR [--parity PATH] [--min-cases N] [--filter TEXT]
@@ -26,6 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # The case matrices, beside this file.
 import attention_cases  # noqa: E402
 import basic_cases  # noqa: E402
+import contrib_cases  # noqa: E402
 from case_common import Case, elem_type  # noqa: E402
 
 GENERATOR = "cases/functions/write_cases.py"
@@ -36,15 +38,18 @@ IR_VERSION = 10
 def all_cases() -> list:
     return (basic_cases.swish() + basic_cases.swiglu() + basic_cases.rms_normalization() +
             basic_cases.rotary_embedding() + basic_cases.tensor_scatter() + attention_cases.attention() +
-            basic_cases.qdq_matmul())
+            basic_cases.qdq_matmul() + contrib_cases.contrib())
 
 
 def build_model(case: Case) -> onnx.ModelProto:
     graph_inputs = [helper.make_tensor_value_info(n, elem_type(a), list(a.shape)) for n, a in case.inputs]
-    graph_outputs = [helper.make_tensor_value_info(n, t, None) for n, t in case.outputs]
+    # An output of a domain ONNX has no schema for (org.onnxparity.contrib)
+    # carries its shape, which the checker needs and inference cannot give.
+    graph_outputs = [helper.make_tensor_value_info(o[0], o[1], o[2] if len(o) > 2 else None) for o in case.outputs]
     inits = [numpy_helper.from_array(a, n) for n, a in case.initializers]
     graph = helper.make_graph(case.nodes, case.name, graph_inputs, graph_outputs, initializer=inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", case.opset)],
+    opsets = [helper.make_opsetid("", case.opset)] + [helper.make_opsetid(d, v) for d, v in case.domains]
+    model = helper.make_model(graph, opset_imports=opsets,
                               producer_name="onnx-parity-functions")
     model.ir_version = IR_VERSION
     # Output types and shapes come from ONNX's own inference, in strict mode:

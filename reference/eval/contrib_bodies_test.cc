@@ -162,10 +162,31 @@ const std::vector<std::vector<bool>> kSkipOutputs = {
     {true}, {true, true, true, true}, {true, false, false, true}};
 
 TEST(ContribBodiesTest, StandardLibraryDefinesEachContribFunction) {
-  for (const char* op : {"SimplifiedLayerNormalization", "SkipLayerNormalization", "SkipSimplifiedLayerNormalization"}) {
+  for (const char* op :
+       {"SimplifiedLayerNormalization", "SkipLayerNormalization", "SkipSimplifiedLayerNormalization"}) {
     EXPECT_NE(FunctionLibrary::Standard().Find(kContribDomain, op), nullptr) << op << " has no body in spec/functions";
     EXPECT_EQ(FunctionLibrary::Standard().Find("", op), nullptr) << op << " must not be in the default domain";
   }
+}
+
+// The domain is not ONNX's: the validator has no schema to check the node
+// against and lets it through, but a model must still import the domain.
+TEST(ContribBodiesTest, ModelMustImportTheContribDomain) {
+  Draw draw(31000);
+  ContribCase c{"no import",
+                "SimplifiedLayerNormalization",
+                {},
+                {draw.Make(DataType::kFloat, {1, 4}, -1, 1), draw.Make(DataType::kFloat, {4}, 0.5, 1.5)},
+                {true},
+                {}};
+  LoadedModel model = SingleNodeModel(c);
+  auto without_import = std::make_shared<onnx::ModelProto>(*model.proto);
+  without_import->mutable_opset_import()->RemoveLast();  // the contrib domain, imported last
+  model.proto = without_import;
+  StatusOr<std::unique_ptr<Evaluator>> evaluator = Evaluator::Create(model);
+  ASSERT_FALSE(evaluator.ok());
+  EXPECT_NE(evaluator.status().message().find(kContribDomain), std::string::npos) << evaluator.status().ToString();
+  EXPECT_TRUE(Evaluator::Create(SingleNodeModel(c)).ok());
 }
 
 // SimplifiedLayerNormalization: axis -1 (left out), 1 and 0 with scales of
@@ -230,7 +251,8 @@ std::vector<ContribCase> SkipCases(const std::string& op, bool with_beta_input, 
         for (bool bias : {false, true}) {
           for (const std::vector<bool>& outputs : kSkipOutputs) {
             ContribCase c{"skip " + ShapeLabel(skip_shape) + (beta ? " beta" : "") + (bias ? " bias" : "") +
-                              " outputs=" + std::to_string(outputs.size()) + (outputs.size() == 4 && !outputs[1] ? "(sum)" : "") +
+                              " outputs=" + std::to_string(outputs.size()) +
+                              (outputs.size() == 4 && !outputs[1] ? "(sum)" : "") +
                               " " + std::string(DataTypeName(dtype)),
                           op,
                           {},

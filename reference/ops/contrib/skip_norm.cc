@@ -69,7 +69,9 @@ StatusOr<std::vector<double>> ReadHiddenParam(const KernelContext& ctx, size_t i
 // or bias alone (SkipSimplifiedLayerNormalization).
 StatusOr<std::vector<Value>> SkipNormalize(const KernelContext& ctx, bool simplified) {
   const size_t max_inputs = simplified ? 4 : 5;
-  if (ctx.input_count() > max_inputs) return ctx.Error("takes at most ", max_inputs, " inputs, got ", ctx.input_count());
+  if (ctx.input_count() > max_inputs) {
+    return ctx.Error("takes at most ", max_inputs, " inputs, got ", ctx.input_count());
+  }
   if (ctx.output_count() > 4) return ctx.Error("has at most 4 outputs, got ", ctx.output_count());
   PARITY_ASSIGN_OR_RETURN(const Tensor* input, ctx.RequireTensor(0));
   PARITY_ASSIGN_OR_RETURN(const Tensor* skip, ctx.RequireTensor(1));
