@@ -28,6 +28,9 @@ for adapter in reference onnxruntime; do
     --out "build/results/$adapter" --fresh --jobs "$(nproc)" \
     --expect "adapters/$adapter/expectations/onnx_node.json" --expect "adapters/$adapter/expectations/functions.json"
 done
+# The function bodies of spec/functions/ against the kernels' expected outputs.
+build/parity eval build/corpus/functions --quiet --prefer-function-bodies \
+  --expect adapters/reference/expectations/function_bodies.json
 # onnx's Python reference is the third oracle of the function corpus (spec/functions/agreement.md).
 build/parity run --adapter onnx_reference --cases build/corpus/functions --out build/results/onnx_reference --fresh \
   --jobs "$(nproc)" --progress quiet --expect adapters/onnx_reference/expectations/functions.json

@@ -32,14 +32,14 @@ double MillisecondsSince(Clock::time_point start) {
 }
 
 // Runs one case on the reference and compares every data set.
-CaseResult EvaluateCase(CaseInfo info, const TolerancePolicy& policy, double timeout_seconds) {
+CaseResult EvaluateCase(CaseInfo info, const TolerancePolicy& policy, double timeout_seconds, bool prefer_bodies) {
   CaseResult r;
   r.name = info.name;
   r.suite = info.suite;
   r.dir = info.dir;
   r.adapter = "reference";
   r.device = "cpu";
-  r.repro = "parity eval " + ShellQuote(info.dir);
+  r.repro = "parity eval " + ShellQuote(info.dir) + (prefer_bodies ? " --prefer-function-bodies" : "");
   if (Status meta = ReadCaseMeta(info); !meta.ok()) {
     r.state = CaseState::kError;
     r.message = meta.ToString();
@@ -61,6 +61,7 @@ CaseResult EvaluateCase(CaseInfo info, const TolerancePolicy& policy, double tim
   }
   EvalOptions eval_options;
   eval_options.time_limit_seconds = timeout_seconds;
+  eval_options.prefer_function_bodies = prefer_bodies;
   StatusOr<std::unique_ptr<Evaluator>> evaluator = Evaluator::Create(*model, eval_options);
   r.load_ms_cold = MillisecondsSince(load_start);
   if (!evaluator.ok()) {
@@ -150,7 +151,7 @@ int RunEvalCommand(const EvalCommandOptions& options) {
   const int jobs = options.jobs > 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
   auto worker = [&] {
     for (size_t i = next++; i < cases.size(); i = next++) {
-      CaseResult r = EvaluateCase(cases[i], *policy, options.timeout_seconds);
+      CaseResult r = EvaluateCase(cases[i], *policy, options.timeout_seconds, options.prefer_function_bodies);
       covered[i] = ApplyExpectation(r, expectations.get());
       if (journal.is_open()) {
         std::lock_guard<std::mutex> lock(journal_mutex);
@@ -198,7 +199,8 @@ int RunEvalCommand(const EvalCommandOptions& options) {
 
   if (!options.out_dir.empty()) {
     nlohmann::json j = summary.ToJson();
-    j["adapter"] = {{"name", "reference"}, {"mode", "in-process"}};
+    j["adapter"] = {{"name", "reference"},
+                    {"mode", options.prefer_function_bodies ? "in-process, function bodies" : "in-process"}};
     j["seconds"] = seconds;
     j["threads"] = jobs;
     j["paths"] = options.paths;

@@ -18,7 +18,11 @@ struct EvalCommandOptions {
   int jobs = 0;                    // worker threads; 0: one per core
   double timeout_seconds = 60;     // per data set run; a case over it is TIMEOUT
   bool per_operator = true;        // print the per-operator table
-  bool quiet = false;              // no per-case lines for failures
+  bool quiet = false;               // no per-case lines for failures
+  // Expand every operator that has a body in spec/functions/ from that body,
+  // even where a kernel exists: checks the bodies against expected outputs
+  // that the kernels wrote (the new-functions issue's body consistency).
+  bool prefer_function_bodies = false;
 };
 
 // Returns the process exit status: 0 when no case fails the gate, 1 when

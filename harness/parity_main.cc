@@ -28,8 +28,11 @@ constexpr const char* kUsage = R"(usage:
   parity corpus malformed --out DIR
       writes models that break one rule each, which every loader must refuse cleanly
   parity eval PATH... [--out DIR] [--filter GLOB] [--expect FILE] [--jobs N] [--timeout S] [--tolerance FILE] [--quiet]
+             [--prefer-function-bodies]
       runs the reference evaluator in process on case folders (or folders of them);
-      a run over S seconds (default 60) stops between two nodes and ends TIMEOUT
+      a run over S seconds (default 60) stops between two nodes and ends TIMEOUT.
+      --prefer-function-bodies expands every operator with a body in spec/functions/
+      from it even where a kernel exists, to check the bodies against the kernels
   parity check MODEL...
       validates models and prints every problem found
   parity expect CASE_DIR... [--force]
@@ -138,6 +141,7 @@ int RunEval(const std::vector<std::string>& args) {
     else if (a == "--jobs" && TakeValue(args, i, &v)) options.jobs = std::atoi(v.c_str());
     else if (a == "--timeout" && TakeValue(args, i, &v)) options.timeout_seconds = std::atof(v.c_str());
     else if (a == "--quiet") options.quiet = true;
+    else if (a == "--prefer-function-bodies") options.prefer_function_bodies = true;
     else if (a.rfind("--", 0) == 0) return Usage("eval: unknown or incomplete option '" + a + "'");
     else options.paths.push_back(a);
   }

@@ -20,9 +20,15 @@ _ELEM_TYPES = {
     np.dtype(ml_dtypes.bfloat16): TensorProto.BFLOAT16,
     np.dtype(np.float64): TensorProto.DOUBLE,
     np.dtype(np.int64): TensorProto.INT64,
+    np.dtype(np.int32): TensorProto.INT32,  # key padding masks (contrib_attention_cases.py)
     np.dtype(np.int8): TensorProto.INT8,
     np.dtype(np.uint8): TensorProto.UINT8,
     np.dtype(np.bool_): TensorProto.BOOL,
+    # Quantized types of the QDQ cases (quant_cases.py).
+    np.dtype(ml_dtypes.int4): TensorProto.INT4,
+    np.dtype(ml_dtypes.uint4): TensorProto.UINT4,
+    np.dtype(ml_dtypes.float8_e4m3fn): TensorProto.FLOAT8E4M3FN,
+    np.dtype(ml_dtypes.float8_e5m2): TensorProto.FLOAT8E5M2,
 }
 
 

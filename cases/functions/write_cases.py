@@ -26,8 +26,12 @@ from onnx import helper, numpy_helper
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # The case matrices, beside this file.
 import attention_cases  # noqa: E402
+import attention25_cases  # noqa: E402
 import basic_cases  # noqa: E402
+import contrib_attention_cases  # noqa: E402
 import contrib_cases  # noqa: E402
+import flex_cases  # noqa: E402
+import quant_cases  # noqa: E402
 from case_common import Case, elem_type  # noqa: E402
 
 GENERATOR = "cases/functions/write_cases.py"
@@ -38,7 +42,9 @@ IR_VERSION = 10
 def all_cases() -> list:
     return (basic_cases.swish() + basic_cases.swiglu() + basic_cases.rms_normalization() +
             basic_cases.rotary_embedding() + basic_cases.tensor_scatter() + attention_cases.attention() +
-            basic_cases.qdq_matmul() + contrib_cases.contrib())
+            basic_cases.qdq_matmul() + contrib_cases.contrib() +
+            attention25_cases.attention25() + quant_cases.quant() + flex_cases.flex() +
+            contrib_attention_cases.contrib_attention())
 
 
 def build_model(case: Case) -> onnx.ModelProto:

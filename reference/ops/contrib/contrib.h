@@ -15,4 +15,7 @@ StatusOr<std::vector<Value>> SimplifiedLayerNormalization(const KernelContext& c
 StatusOr<std::vector<Value>> SkipLayerNormalization(const KernelContext& ctx);
 StatusOr<std::vector<Value>> SkipSimplifiedLayerNormalization(const KernelContext& ctx);
 
+// multi_head_attention.cc
+StatusOr<std::vector<Value>> MultiHeadAttention(const KernelContext& ctx);
+
 }  // namespace parity::ops::contrib

@@ -9,6 +9,7 @@ void RegisterContribOps(OpRegistry& registry) {
   registry.Register(contrib::kDomain, "SimplifiedLayerNormalization", 1, contrib::SimplifiedLayerNormalization);
   registry.Register(contrib::kDomain, "SkipLayerNormalization", 1, contrib::SkipLayerNormalization);
   registry.Register(contrib::kDomain, "SkipSimplifiedLayerNormalization", 1, contrib::SkipSimplifiedLayerNormalization);
+  registry.Register(contrib::kDomain, "MultiHeadAttention", 1, contrib::MultiHeadAttention);
 }
 
 }  // namespace parity::ops

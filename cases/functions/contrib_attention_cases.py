@@ -1,0 +1,98 @@
+"""Case matrices of the org.onnxparity.contrib attention functions (version
+1): MultiHeadAttention, the ONNX Runtime contrib operator proposed for
+standardisation (spec/functions/multi_head_attention.md). Models import the
+default domain at 23 and org.onnxparity.contrib at 1; ONNX has no schema for
+that domain, so every graph output carries its shape."""
+from __future__ import annotations
+
+import numpy as np
+from onnx import helper
+
+from case_common import DTYPES, Case, as_dtype, elem_of, rng_for
+
+FLOATS = list(DTYPES)
+DOMAIN = "org.onnxparity.contrib"
+DOMAINS = [(DOMAIN, 1)]
+TAGS = ["function", "attention", "contrib"]
+
+# B batches, N heads of size D (value heads of size DV), S queries, L new
+# keys, P cached keys.
+B, N, D, DV, S, L = 2, 2, 8, 4, 3, 3
+
+
+def _flags(rng, shape) -> np.ndarray:
+    # int32 0/1 with key 0 always 1, so that no query has every key blocked
+    # (a fully blocked row is rounding-sensitive by definition: see the page).
+    flags = (rng.uniform(0.0, 1.0, shape) > 0.3).astype(np.int32)
+    flags[..., 0] = 1
+    return flags
+
+
+def _mha_case(label, dt, mask, causal, past, bias, presents, attrs) -> Case:
+    name = f"test_multiheadattention_{label}_{dt}"
+    rng = rng_for(name)
+    total = past + L
+    # ONNX Runtime takes a value head narrower than the key head only
+    # without a cache, so cached cases use DV = D.
+    dv = D if past else DV
+    inputs = [("query", as_dtype(rng.uniform(-1.0, 1.0, (B, S, N * D)), dt)),
+              ("key", as_dtype(rng.uniform(-1.0, 1.0, (B, L, N * D)), dt)),
+              ("value", as_dtype(rng.uniform(-1.0, 1.0, (B, L, N * dv)), dt))]
+    names = ["query", "key", "value", ""]
+    if mask == "lengths":
+        inputs.append(("key_padding_mask", np.array([2, total], dtype=np.int32)))
+    elif mask == "flags_2d":
+        inputs.append(("key_padding_mask", _flags(rng, (B, total))))
+    elif mask == "flags_3d":
+        inputs.append(("key_padding_mask", _flags(rng, (B, S, total))))
+    names.append("key_padding_mask" if mask else "")
+    if bias:
+        inputs.append(("attention_bias", as_dtype(rng.uniform(-1.0, 1.0, bias + [S, total]), dt)))
+    names.append("attention_bias" if bias else "")
+    if past:
+        inputs.append(("past_key", as_dtype(rng.uniform(-1.0, 1.0, (B, N, past, D)), dt)))
+        inputs.append(("past_value", as_dtype(rng.uniform(-1.0, 1.0, (B, N, past, dv)), dt)))
+        names += ["past_key", "past_value"]
+    while names[-1] == "":
+        names.pop()
+    outputs = [("output", elem_of(dt), [B, S, N * dv])]
+    if presents:
+        outputs += [("present_key", elem_of(dt), [B, N, total, D]),
+                    ("present_value", elem_of(dt), [B, N, total, dv])]
+    node_attrs = {"num_heads": N, **attrs}
+    if causal:
+        node_attrs["unidirectional"] = 1
+    node = helper.make_node("MultiHeadAttention", names, [o[0] for o in outputs], domain=DOMAIN, **node_attrs)
+    feature = (f"query [{B}, {S}, {N}*{D}], key [{B}, {L}, {N}*{D}], value [{B}, {L}, {N}*{dv}], num_heads {N}"
+               + (f", key_padding_mask {mask}" if mask else "")
+               + (", unidirectional" if causal else "")
+               + (f", past {past} keys" if past else "")
+               + (f", attention_bias {bias + [S, total]}" if bias else "")
+               + "".join(f", {k}={v}" for k, v in attrs.items())
+               + (", present outputs" if presents else ""))
+    return Case(name, "MultiHeadAttention", feature, TAGS + [dt], 23, [node], inputs, outputs, domains=DOMAINS)
+
+
+def multi_head_attention() -> list:
+    """MultiHeadAttention: each key padding mask form (none, 1-D lengths, 2-D
+    and 3-D flags) x unidirectional x a 2-key cache; then attention_bias
+    [B, N, S, T] and [1, 1, S, T], scale 0.25 and mask_filter_value -1000."""
+    cases = []
+    for dt in FLOATS:
+        for mask in (None, "lengths", "flags_2d", "flags_3d"):
+            for causal in (False, True):
+                for past in (0, 2):
+                    label = (f"{mask or 'no_mask'}{'_unidirectional' if causal else ''}"
+                             f"{'_past' if past else ''}")
+                    cases.append(_mha_case(label, dt, mask, causal, past, None, past > 0, {}))
+        cases.append(_mha_case("attention_bias_full_flags_2d_unidirectional_past", dt, "flags_2d", True, 2,
+                               [B, N], True, {}))
+        cases.append(_mha_case("attention_bias_broadcast", dt, None, False, 0, [1, 1], False, {}))
+        cases.append(_mha_case("scale_0p25_lengths", dt, "lengths", False, 0, None, False, {"scale": 0.25}))
+        cases.append(_mha_case("mask_filter_value_m1000_flags_2d_unidirectional", dt, "flags_2d", True, 0,
+                               [B, N], False, {"mask_filter_value": -1000.0}))
+    return cases
+
+
+def contrib_attention() -> list:
+    return multi_head_attention()

@@ -1,0 +1,256 @@
+// Body consistency for the org.onnxparity.contrib attention functions
+// (spec/functions/multi_head_attention): each case runs one node with the
+// direct kernel and with prefer_function_bodies, and compares every
+// requested output under the tolerance policy (spec/tolerance.json).
+// Inputs come from seeded generators.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <random>
+
+#include "harness/compare.h"
+#include "reference/eval/evaluator.h"
+#include "reference/eval/function_library.h"
+
+namespace parity {
+namespace {
+
+constexpr const char *kContribDomain = "org.onnxparity.contrib";
+
+struct AttentionCase {
+  std::string label;  // attributes, shapes and dtype, for failure messages
+  std::string op;
+  std::vector<onnx::AttributeProto> attributes;
+  std::vector<std::optional<Tensor>> inputs;  // nullopt: an absent optional input
+  std::vector<bool> requested;                // which outputs the node names
+  ShapeFacts facts;
+};
+
+onnx::AttributeProto IntAttr(const std::string &name, int64_t value) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::INT);
+  a.set_i(value);
+  return a;
+}
+onnx::AttributeProto FloatAttr(const std::string &name, float value) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::FLOAT);
+  a.set_f(value);
+  return a;
+}
+
+// One node of the contrib domain; the model imports it at version 1.
+LoadedModel SingleNodeModel(const AttentionCase &c) {
+  auto proto = std::make_shared<onnx::ModelProto>();
+  proto->set_ir_version(10);
+  auto *standard = proto->add_opset_import();
+  standard->set_domain("");
+  standard->set_version(23);
+  auto *contrib = proto->add_opset_import();
+  contrib->set_domain(kContribDomain);
+  contrib->set_version(1);
+  onnx::GraphProto *graph = proto->mutable_graph();
+  graph->set_name("contrib_attention_body_check");
+  onnx::NodeProto *node = graph->add_node();
+  node->set_op_type(c.op);
+  node->set_domain(kContribDomain);
+  node->set_name("checked");
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    if (!c.inputs[i]) {
+      node->add_input("");
+      continue;
+    }
+    const std::string name = "input_" + std::to_string(i);
+    node->add_input(name);
+    onnx::ValueInfoProto *info = graph->add_input();
+    info->set_name(name);
+    info->mutable_type()->mutable_tensor_type()->set_elem_type(static_cast<int32_t>(c.inputs[i]->dtype()));
+  }
+  for (size_t k = 0; k < c.requested.size(); ++k) {
+    const std::string name = c.requested[k] ? "output_" + std::to_string(k) : "";
+    node->add_output(name);
+    if (!name.empty()) graph->add_output()->set_name(name);
+  }
+  for (const auto &a : c.attributes) *node->add_attribute() = a;
+  return LoadedModel{proto, c.op + " body check", ""};
+}
+
+StatusOr<std::vector<Value>> RunOnce(const AttentionCase &c, bool prefer_bodies) {
+  EvalOptions options;
+  options.prefer_function_bodies = prefer_bodies;
+  PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> evaluator, Evaluator::Create(SingleNodeModel(c), options));
+  std::vector<Value> inputs;
+  for (const auto &in : c.inputs) {
+    if (in) inputs.push_back(Value::FromTensor(*in));
+  }
+  return evaluator->Run(inputs);
+}
+
+const TolerancePolicy &Policy() {
+  static const TolerancePolicy *policy = [] {
+    StatusOr<TolerancePolicy> loaded = TolerancePolicy::Load(PARITY_SOURCE_DIR "/spec/tolerance.json");
+    EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+    return new TolerancePolicy(loaded.ok() ? std::move(loaded).value() : TolerancePolicy());
+  }();
+  return *policy;
+}
+
+// As for ai.onnx Attention (spec/functions/attention.md), the policy's
+// narrow-type bound assumes a backend that accumulates in float32 and
+// rounds once, while the body rounds to T after each of its steps: on the
+// way to the output a score passes through up to eight roundings in T (the
+// mask sum, the first MatMul, the scale, the bias, Softmax, the second
+// MatMul, ...). float16 and bfloat16 therefore get 8 ULP and an absolute
+// error of 8 unit roundoffs of T (2^-11 and 2^-8; outputs are of magnitude
+// about 1). float32 needs nothing beyond the policy.
+constexpr int kNarrowSteps = 8;
+
+Tolerance ToleranceFor(const AttentionCase &c, DataType dtype) {
+  Tolerance tol = Policy().For(c.op, dtype, c.facts);
+  if (dtype == DataType::kFloat16 || dtype == DataType::kBfloat16) {
+    const double unit_roundoff = std::ldexp(1.0, dtype == DataType::kFloat16 ? -11 : -8);
+    tol.ulp = std::max<int64_t>(tol.ulp, kNarrowSteps);
+    tol.atol = std::max(tol.atol, kNarrowSteps * unit_roundoff);
+    tol.reason =
+        "the body rounds in T after each of its steps "
+        "(multi_head_attention.md)";
+  }
+  return tol;
+}
+
+// Runs every case both ways and expects each requested output to match;
+// returns the number of outputs compared.
+int ExpectBodiesMatchKernels(const std::vector<AttentionCase> &cases) {
+  int compared = 0;
+  for (const AttentionCase &c : cases) {
+    SCOPED_TRACE(c.op + " " + c.label);
+    StatusOr<std::vector<Value>> kernel = RunOnce(c, false);
+    StatusOr<std::vector<Value>> body = RunOnce(c, true);
+    EXPECT_TRUE(kernel.ok()) << kernel.status().ToString();
+    EXPECT_TRUE(body.ok()) << body.status().ToString();
+    if (!kernel.ok() || !body.ok()) continue;
+    EXPECT_EQ(kernel->size(), body->size());
+    for (size_t k = 0; k < kernel->size() && k < body->size(); ++k) {
+      SCOPED_TRACE("graph output " + std::to_string(k));
+      const Value &expected = (*kernel)[k];
+      const Value &actual = (*body)[k];
+      EXPECT_EQ(expected.tensor().dtype(), actual.tensor().dtype());
+      EXPECT_EQ(expected.tensor().shape(), actual.tensor().shape());
+      const Tolerance tol = ToleranceFor(c, expected.tensor().dtype());
+      OutputComparison cmp = CompareValues(expected, actual, tol);
+      EXPECT_STREQ(CompareVerdictName(cmp.verdict), "match")
+          << cmp.message << " " << cmp.stats.first_mismatch << " (max ulp error " << cmp.stats.max_ulp_error
+          << ", max abs error " << cmp.stats.max_abs_error << ")";
+      ++compared;
+    }
+  }
+  return compared;
+}
+
+class Draw {
+ public:
+  explicit Draw(uint32_t seed) : engine_(seed) {}
+  Tensor Make(DataType dtype, const Shape &shape, double lo, double hi) {
+    std::uniform_real_distribution<double> d(lo, hi);
+    std::vector<double> v(static_cast<size_t>(Count(shape)));
+    for (double &x : v) x = d(engine_);
+    return *Tensor::FromDoubles(dtype, shape, v);
+  }
+  // int32 flags, 0 with probability 1/3, but 1 at key 0 so that no query
+  // has every key blocked.
+  Tensor Flags(const Shape &shape) {
+    std::uniform_int_distribution<int> d(0, 2);
+    std::vector<double> v(static_cast<size_t>(Count(shape)));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = (i % shape.back() == 0 || d(engine_) != 0) ? 1 : 0;
+    return *Tensor::FromDoubles(DataType::kInt32, shape, v);
+  }
+
+ private:
+  static int64_t Count(const Shape &shape) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+  }
+  std::mt19937 engine_;
+};
+
+const DataType kFloatTypes[] = {DataType::kFloat, DataType::kFloat16, DataType::kBfloat16};
+
+TEST(ContribAttentionBodiesTest, StandardLibraryDefinesEachFunction) {
+  for (const char *op : {"MultiHeadAttention"}) {
+    EXPECT_NE(FunctionLibrary::Standard().Find(kContribDomain, op), nullptr) << op << " has no body in spec/functions";
+  }
+}
+
+enum class Mask { kNone, kLengths, kFlags2D, kFlags3D };
+
+// MultiHeadAttention over B=2, N=2, S=3, head 4, value head 3 (L=3 new
+// keys, P=0 or 2 cached): every mask form x unidirectional x past, then
+// attention_bias [B, N, S, T] and [1, 1, S, T], scale, mask_filter_value
+// and the present outputs. Values in [-1, 1].
+TEST(ContribAttentionBodiesTest, MultiHeadAttentionBodyMatchesKernel) {
+  Draw draw(41001);
+  const int64_t batch = 2, heads = 2, q_len = 3, kv_len = 3, head = 4, v_head = 3;
+  std::vector<AttentionCase> cases;
+  int expected_outputs = 0;
+  auto add = [&](DataType dtype, Mask mask, bool causal, int64_t past, int bias_kind, bool presents,
+                 std::vector<onnx::AttributeProto> attrs, const std::string &extra) {
+    const int64_t total = past + kv_len;
+    AttentionCase c{
+        "mask=" + std::to_string(static_cast<int>(mask)) + (causal ? " causal" : "") + " past=" + std::to_string(past) +
+            " bias=" + std::to_string(bias_kind) + extra + " " + std::string(DataTypeName(dtype)),
+        "MultiHeadAttention",
+        std::move(attrs),
+        {draw.Make(dtype, {batch, q_len, heads * head}, -1, 1), draw.Make(dtype, {batch, kv_len, heads * head}, -1, 1),
+         draw.Make(dtype, {batch, kv_len, heads * v_head}, -1, 1), std::nullopt},
+        {true, presents, presents},
+        {}};
+    c.attributes.push_back(IntAttr("num_heads", heads));
+    if (causal) c.attributes.push_back(IntAttr("unidirectional", 1));
+    switch (mask) {
+      case Mask::kNone:
+        c.inputs.push_back(std::nullopt);
+        break;
+      case Mask::kLengths:
+        c.inputs.push_back(*Tensor::FromDoubles(DataType::kInt32, {batch}, {2, double(total)}));
+        break;
+      case Mask::kFlags2D:
+        c.inputs.push_back(draw.Flags({batch, total}));
+        break;
+      case Mask::kFlags3D:
+        c.inputs.push_back(draw.Flags({batch, q_len, total}));
+        break;
+    }
+    if (bias_kind == 0) c.inputs.push_back(std::nullopt);
+    if (bias_kind == 1) c.inputs.push_back(draw.Make(dtype, {batch, heads, q_len, total}, -1, 1));
+    if (bias_kind == 2) c.inputs.push_back(draw.Make(dtype, {1, 1, q_len, total}, -1, 1));
+    if (past > 0) {
+      c.inputs.push_back(draw.Make(dtype, {batch, heads, past, head}, -1, 1));
+      c.inputs.push_back(draw.Make(dtype, {batch, heads, past, v_head}, -1, 1));
+    }
+    while (!c.inputs.back()) c.inputs.pop_back();
+    c.facts.reduced_length = total;
+    c.facts.inner_dim = head;
+    expected_outputs += presents ? 3 : 1;
+    cases.push_back(std::move(c));
+  };
+  for (DataType dtype : kFloatTypes) {
+    for (Mask mask : {Mask::kNone, Mask::kLengths, Mask::kFlags2D, Mask::kFlags3D}) {
+      for (bool causal : {false, true}) {
+        for (int64_t past : {0, 2}) add(dtype, mask, causal, past, 0, past > 0, {}, "");
+      }
+    }
+    add(dtype, Mask::kFlags2D, true, 2, 1, true, {}, "");
+    add(dtype, Mask::kNone, false, 0, 2, false, {}, "");
+    add(dtype, Mask::kLengths, false, 0, 0, true, {FloatAttr("scale", 0.3f)}, " scale=0.3");
+    add(dtype, Mask::kFlags2D, true, 0, 1, false, {FloatAttr("mask_filter_value", -1000.0f)}, " filter=-1000");
+  }
+  EXPECT_EQ(ExpectBodiesMatchKernels(cases), expected_outputs);
+}
+
+}  // namespace
+}  // namespace parity
