@@ -4,7 +4,9 @@ and on its CUDA execution provider where onnxruntime-gpu is installed (README.md
 from __future__ import annotations
 
 import ctypes
+import os
 import re
+import sys
 
 import numpy as np
 import onnx
@@ -44,6 +46,90 @@ _UNSUPPORTED_MESSAGES = re.compile(
 # ONNX Runtime's refusal when fallback to the CPU EP is disabled (inference_session.cc).
 _FALLBACK_MESSAGES = re.compile(r"fallback to CPU EP has been explicitly disabled", re.IGNORECASE)
 _OOM_MESSAGES = re.compile(r"Failed to allocate memory|bad_alloc|out of memory", re.IGNORECASE)
+
+
+# Contrib twins (README.md, "Contrib twins"): ops of our contrib domain that
+# ONNX Runtime ships under another domain with the same inputs, outputs,
+# attributes and defaults (spec/functions/*.md, "Mapping to ONNX Runtime"), so
+# that moving the node is the whole translation. An op of our domain that is
+# not listed, or of another version, stays, and ONNX Runtime refuses it.
+CONTRIB_DOMAIN = "org.onnxparity.contrib"
+_MS_DOMAIN = "com.microsoft"
+_MS_OPSET = 1
+# (op_type, our domain version) -> ONNX Runtime's domain for its twin.
+_CONTRIB_TWINS = {
+    ("SimplifiedLayerNormalization", 1): "",  # ONNX Runtime registers it in the default domain
+    ("SkipLayerNormalization", 1): _MS_DOMAIN,
+    ("SkipSimplifiedLayerNormalization", 1): _MS_DOMAIN,
+    ("MultiHeadAttention", 1): _MS_DOMAIN,
+}
+# The switch: PARITY_ORT_CONTRIB_TWINS=0 in the environment, or
+# --no-contrib-twins on the manifest's command line, turns translation off.
+TWINS_ENV = "PARITY_ORT_CONTRIB_TWINS"
+NO_TWINS_FLAG = "--no-contrib-twins"
+
+
+def contrib_twins_enabled(argv: list[str]) -> bool:
+    if NO_TWINS_FLAG in argv:
+        return False
+    return os.environ.get(TWINS_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def _nodes_in(nodes):
+    """The nodes and, depth first, those of every graph in their attributes (If, Loop, Scan bodies)."""
+    for node in nodes:
+        yield node
+        for attribute in node.attribute:
+            if attribute.type == onnx.AttributeProto.GRAPH:
+                yield from _nodes_in(attribute.g.node)
+            elif attribute.type == onnx.AttributeProto.GRAPHS:
+                for graph in attribute.graphs:
+                    yield from _nodes_in(graph.node)
+
+
+def _scopes_of(model: onnx.ModelProto):
+    """(nodes, opset imports that govern them): the main graph with its nested
+    graphs under the model's imports, and each model-local function's body
+    under the function's own imports."""
+    yield _nodes_in(model.graph.node), model.opset_import
+    for function in model.functions:
+        yield _nodes_in(function.node), function.opset_import
+
+
+def translate_contrib_twins(model_bytes: bytes) -> tuple[bytes, list[str]]:
+    """Rewrites nodes of CONTRIB_DOMAIN that have an exact ONNX Runtime twin to
+    that twin's domain. Returns the model (unchanged bytes when nothing moved)
+    and one line per translated node, for the log."""
+    # A cheap test first: most models never mention our domain.
+    if CONTRIB_DOMAIN.encode() not in model_bytes:
+        return model_bytes, []
+    model = onnx.ModelProto()
+    model.ParseFromString(model_bytes)
+    # A model-local function of the same name would be what the model means by the op:
+    # ONNX Runtime inlines those itself, so such nodes are left alone.
+    local = {(f.domain, f.name) for f in model.functions}
+    moved = []
+    for nodes, opset_import in _scopes_of(model):
+        imports = {opset.domain: opset.version for opset in opset_import}
+        version = imports.get(CONTRIB_DOMAIN)
+        twin_domains = set()
+        for index, node in enumerate(nodes):
+            if node.domain != CONTRIB_DOMAIN or (node.domain, node.op_type) in local:
+                continue
+            twin_domain = _CONTRIB_TWINS.get((node.op_type, version))
+            if twin_domain is None:
+                continue
+            node.domain = twin_domain
+            twin_domains.add(twin_domain)
+            label = node.name or f"{node.op_type}#{index}"
+            moved.append(f"{label}: {CONTRIB_DOMAIN} {node.op_type}-{version} -> "
+                         f"{twin_domain or 'default domain'} {node.op_type}")
+        # Our domain's import stays: nodes without a twin may still use it.
+        for domain in sorted(twin_domains - imports.keys()):
+            opset_import.append(onnx.helper.make_opsetid(domain, _MS_OPSET if domain == _MS_DOMAIN else 1))
+    if not moved:
+        return model_bytes, []
+    return model.SerializeToString(), moved
 
 
 def _status_of(error: Exception, allow_fallback: bool) -> protocol.AdapterError:
@@ -120,8 +206,10 @@ class _Session:
 
 
 class OnnxRuntimeAdapter(protocol.Adapter):
-    def __init__(self):
+    def __init__(self, contrib_twins: bool = True):
         self._has_cuda = _CUDA_EP in ort.get_available_providers()
+        self._contrib_twins = contrib_twins
+        self._logged_twins = set()  # cases whose translation is already in the log (warm repeats recreate sessions)
 
     def info(self) -> protocol.AdapterInfo:
         devices = [protocol.Device("cpu", "cpu", self._describe(_CPU_EP, "CPU"))]
@@ -164,16 +252,37 @@ class OnnxRuntimeAdapter(protocol.Adapter):
             # On the CPU EP nothing can fall back; ONNX Runtime also refuses
             # disable_cpu_ep_fallback with the CPU EP listed.
             providers = [_CPU_EP]
+        moved = []
+        if self._contrib_twins:
+            model_bytes, moved = self._translate(model_bytes, options.case_name)
         try:
             # enable_fallback=0: the Python wrapper would otherwise quietly retry
             # a failed session, or a failed run, on other providers.
             session = ort.InferenceSession(model_bytes, session_options, providers=providers, enable_fallback=0)
         except Exception as error:  # noqa: BLE001 - every ONNX Runtime failure becomes a status
-            raise _status_of(error, options.allow_fallback) from error
+            status = _status_of(error, options.allow_fallback)
+            if moved:
+                # The refusal is of ONNX Runtime's twin, not of the node the case wrote: say so.
+                status = protocol.AdapterError(status.code, f"{status} [ran as ONNX Runtime's contrib twin: "
+                                               f"{'; '.join(moved)}]")
+            raise status from error
         if providers[0] not in session.get_providers():
             raise protocol.AdapterError(protocol.DEVICE_UNAVAILABLE,
                                         f"ONNX Runtime did not register {providers[0]}: {session.get_providers()}")
         return _Session(session, options.allow_fallback), self._report(session)
+
+    def _translate(self, model_bytes: bytes, case_name: str) -> tuple[bytes, list[str]]:
+        try:
+            translated, moved = translate_contrib_twins(model_bytes)
+        except Exception as error:  # noqa: BLE001 - a model that does not parse is ONNX Runtime's to refuse
+            print(f"onnxruntime adapter: {case_name}: contrib twins not applied, the model did not parse: {error}",
+                  file=sys.stderr, flush=True)
+            return model_bytes, []
+        if moved and case_name not in self._logged_twins:
+            self._logged_twins.add(case_name)
+            for line in moved:
+                print(f"onnxruntime adapter: {case_name}: contrib twin {line}", file=sys.stderr, flush=True)
+        return translated, moved
 
     @staticmethod
     def _report(session: ort.InferenceSession) -> protocol.SessionReport:
@@ -240,4 +349,4 @@ class OnnxRuntimeAdapter(protocol.Adapter):
 
 
 if __name__ == "__main__":
-    protocol.serve(OnnxRuntimeAdapter())
+    protocol.serve(OnnxRuntimeAdapter(contrib_twins=contrib_twins_enabled(sys.argv[1:])))

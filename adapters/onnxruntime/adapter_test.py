@@ -56,7 +56,32 @@ ADD_MODEL = make_model([helper.make_node("Add", ["a", "b"], ["c"], name="add0")]
                        [tensor_info("c", TensorProto.FLOAT, [2, 3])])
 
 
+# SkipLayerNormalization in our contrib domain (spec/functions/skip_layer_normalization.md),
+# asking for outputs 0 and 3 (output and input_skip_bias_sum).
+SKIP_LN_MODEL = make_model(
+    [helper.make_node("SkipLayerNormalization", ["x", "skip", "gamma", "beta"], ["y", "", "", "sum"], name="sln0",
+                      domain="org.onnxparity.contrib", epsilon=1e-5)],
+    [tensor_info("x", TensorProto.FLOAT, [2, 3, 4]), tensor_info("skip", TensorProto.FLOAT, [2, 3, 4]),
+     tensor_info("gamma", TensorProto.FLOAT, [4]), tensor_info("beta", TensorProto.FLOAT, [4])],
+    [tensor_info("y", TensorProto.FLOAT, [2, 3, 4]), tensor_info("sum", TensorProto.FLOAT, [2, 3, 4])],
+    opsets=(("", OPSET), ("org.onnxparity.contrib", 1)))
+
+
+def skip_layer_norm_inputs():
+    rng = np.random.default_rng(7)
+    return tuple(rng.uniform(-2, 2, shape).astype(np.float32) for shape in ((2, 3, 4), (2, 3, 4), (4,), (4,)))
+
+
+def skip_layer_norm_numpy(x, skip, gamma, beta, epsilon=1e-5):
+    total = x.astype(np.float64) + skip
+    mean = total.mean(axis=-1, keepdims=True)
+    variance = ((total - mean) ** 2).mean(axis=-1, keepdims=True)
+    return (total - mean) / np.sqrt(variance + epsilon) * gamma + beta
+
+
 class OnnxRuntimeAdapterTest(unittest.TestCase):
+    extra_env = {}
+
     @classmethod
     def setUpClass(cls):
         with open(os.path.join(HERE, "adapter.json")) as f:
@@ -64,7 +89,10 @@ class OnnxRuntimeAdapterTest(unittest.TestCase):
         command = [PYTHON if part == "{python}" else part for part in cls.manifest["command"]]
         # The worker runs in the adapter's folder: a relative PYTHONPATH would not reach the modules.
         python_path = ":".join(os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(":") if p)
-        cls.worker = WorkerClient(command, cwd=HERE, env=dict(os.environ, PYTHONPATH=python_path), timeout=120)
+        # Contrib twins on, whatever the caller's environment says (ContribTwinsOffTest turns them off).
+        env = dict(os.environ, PYTHONPATH=python_path)
+        env.update({ort_adapter.TWINS_ENV: "1"}, **cls.extra_env)
+        cls.worker = WorkerClient(command, cwd=HERE, env=env, timeout=120)
         hello = cls.worker.hello()
         assert hello.status.code == pb.OK, hello.status.message
         cls.info = hello.info
@@ -206,6 +234,26 @@ class OnnxRuntimeAdapterTest(unittest.TestCase):
         self.assertEqual(response.status.code, pb.UNSUPPORTED, response.status.message)
         self.assertIn("NotImplemented", response.status.message)
 
+    def test_skip_layer_normalization_in_our_domain_runs_as_its_twin(self):
+        x, skip, gamma, beta = skip_layer_norm_inputs()
+        session = self.create(SKIP_LN_MODEL)
+        # Placement names the node as the case wrote it, on the device that ran it.
+        self.assertEqual([(p.node, p.device) for p in session.placement], [("sln0", "cpu")])
+        ran = self.worker.run(session.session_id, values(x=x, skip=skip, gamma=gamma, beta=beta))
+        self.assertOk(ran)
+        [(name, y), (_, total)] = outputs_of(ran)
+        self.assertEqual(name, "y")
+        np.testing.assert_allclose(total, x + skip, rtol=1e-6)
+        np.testing.assert_allclose(y, skip_layer_norm_numpy(x, skip, gamma, beta), rtol=1e-5, atol=1e-5)
+
+    def test_op_of_our_domain_without_a_twin_stays_unsupported(self):
+        model = make_model([helper.make_node("NoSuchTwin", ["a"], ["b"], domain=ort_adapter.CONTRIB_DOMAIN)],
+                           [tensor_info("a", TensorProto.FLOAT, [1])], [tensor_info("b", TensorProto.FLOAT, [1])],
+                           opsets=(("", OPSET), (ort_adapter.CONTRIB_DOMAIN, 1)))
+        response = self.worker.create(model)
+        self.assertEqual(response.status.code, pb.UNSUPPORTED, response.status.message)
+        self.assertNotIn("contrib twin", response.status.message)
+
     def test_fallback_forbidden_on_cpu_still_runs(self):
         session = self.create(ADD_MODEL, device="cpu", allow_fallback=False)
         self.assertEqual({p.device for p in session.placement}, {"cpu"})
@@ -239,6 +287,71 @@ class OnnxRuntimeAdapterTest(unittest.TestCase):
         self.assertOk(created)
         self.addCleanup(self.worker.release, created.session.session_id)
         self.assertIn(("add0", "cuda"), [(p.node, p.device) for p in created.session.placement])
+
+
+class ContribTwinsOffTest(unittest.TestCase):
+    """The same worker with PARITY_ORT_CONTRIB_TWINS=0: our domain reaches ONNX Runtime untouched."""
+
+    extra_env = {ort_adapter.TWINS_ENV: "0"}
+
+    @classmethod
+    def setUpClass(cls):
+        OnnxRuntimeAdapterTest.setUpClass.__func__(cls)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.worker.shutdown()
+        cls.status, _ = cls.worker.finish()
+        assert cls.status == 0
+
+    def test_skip_layer_normalization_in_our_domain_is_unsupported(self):
+        response = self.worker.create(SKIP_LN_MODEL)
+        self.assertEqual(response.status.code, pb.UNSUPPORTED, response.status.message)
+        self.assertIn(ort_adapter.CONTRIB_DOMAIN, response.status.message)
+
+
+class TranslationTest(unittest.TestCase):
+    """translate_contrib_twins on models, without ONNX Runtime."""
+
+    def translate(self, model_bytes):
+        translated, moved = ort_adapter.translate_contrib_twins(model_bytes)
+        model = onnx.ModelProto()
+        model.ParseFromString(translated)
+        return model, moved
+
+    def test_domains_and_opset_imports(self):
+        domain = ort_adapter.CONTRIB_DOMAIN
+        nodes = [helper.make_node("SkipLayerNormalization", ["x", "s", "g"], ["y"], domain=domain, name="skip"),
+                 helper.make_node("SimplifiedLayerNormalization", ["y", "g"], ["z"], domain=domain, epsilon=1e-3),
+                 helper.make_node("NoSuchTwin", ["z"], ["w"], domain=domain, name="other")]
+        model_bytes = make_model(nodes, [tensor_info(n, TensorProto.FLOAT, [2, 4]) for n in ("x", "s")] +
+                                 [tensor_info("g", TensorProto.FLOAT, [4])], [tensor_info("w", TensorProto.FLOAT, [2, 4])],
+                                 opsets=(("", OPSET), (domain, 1)))
+        model, moved = self.translate(model_bytes)
+        self.assertEqual([n.domain for n in model.graph.node], ["com.microsoft", "", domain])
+        self.assertEqual(model.graph.node[1].attribute[0].f, np.float32(1e-3))  # attributes travel unchanged
+        self.assertEqual({o.domain: o.version for o in model.opset_import}, {"": OPSET, domain: 1, "com.microsoft": 1})
+        self.assertEqual(len(moved), 2)
+        self.assertIn("skip: ", moved[0])
+
+    def test_other_versions_and_domains_are_left_alone(self):
+        node = helper.make_node("SkipLayerNormalization", ["x", "s", "g"], ["y"], domain=ort_adapter.CONTRIB_DOMAIN)
+        args = ([tensor_info(n, TensorProto.FLOAT, [4]) for n in ("x", "s", "g")], [tensor_info("y", TensorProto.FLOAT, [4])])
+        model_bytes = make_model([node], *args, opsets=(("", OPSET), (ort_adapter.CONTRIB_DOMAIN, 2)))
+        self.assertEqual(ort_adapter.translate_contrib_twins(model_bytes), (model_bytes, []))
+        self.assertEqual(ort_adapter.translate_contrib_twins(ADD_MODEL), (ADD_MODEL, []))
+
+    def test_switch(self):
+        saved = os.environ.pop(ort_adapter.TWINS_ENV, None)
+        try:
+            self.assertTrue(ort_adapter.contrib_twins_enabled([]))
+            self.assertFalse(ort_adapter.contrib_twins_enabled([ort_adapter.NO_TWINS_FLAG]))
+            os.environ[ort_adapter.TWINS_ENV] = "0"
+            self.assertFalse(ort_adapter.contrib_twins_enabled([]))
+        finally:
+            os.environ.pop(ort_adapter.TWINS_ENV, None)
+            if saved is not None:
+                os.environ[ort_adapter.TWINS_ENV] = saved
 
 
 class StatusMappingTest(unittest.TestCase):

@@ -1,6 +1,7 @@
 """Case matrices of the org.onnxparity.contrib attention functions (version
-1): MultiHeadAttention, the ONNX Runtime contrib operator proposed for
-standardisation (spec/functions/multi_head_attention.md). Models import the
+1): MultiHeadAttention and GroupQueryAttention, ONNX Runtime contrib operators
+proposed for standardisation (spec/functions/multi_head_attention.md,
+group_query_attention.md). Models import the
 default domain at 23 and org.onnxparity.contrib at 1; ONNX has no schema for
 that domain, so every graph output carries its shape."""
 from __future__ import annotations
@@ -94,5 +95,59 @@ def multi_head_attention() -> list:
     return cases
 
 
+# GroupQueryAttention: NQ query heads share NKV key/value heads of size GD.
+NQ, NKV, GD = 4, 2, 8
+
+
+def _gqa_case(label, dt, batch, q_len, past, seqlens_k, total, attrs) -> Case:
+    name = f"test_groupqueryattention_{label}_{dt}"
+    rng = rng_for(name)
+    present = max(past, total)
+    inputs = [("query", as_dtype(rng.uniform(-1.0, 1.0, (batch, q_len, NQ * GD)), dt)),
+              ("key", as_dtype(rng.uniform(-1.0, 1.0, (batch, q_len, NKV * GD)), dt)),
+              ("value", as_dtype(rng.uniform(-1.0, 1.0, (batch, q_len, NKV * GD)), dt))]
+    names = ["query", "key", "value"]
+    if past:
+        inputs.append(("past_key", as_dtype(rng.uniform(-1.0, 1.0, (batch, NKV, past, GD)), dt)))
+        inputs.append(("past_value", as_dtype(rng.uniform(-1.0, 1.0, (batch, NKV, past, GD)), dt)))
+        names += ["past_key", "past_value"]
+    else:
+        names += ["", ""]
+    inputs.append(("seqlens_k", np.array(seqlens_k, dtype=np.int32)))
+    inputs.append(("total_sequence_length", np.array(total, dtype=np.int32)))
+    names += ["seqlens_k", "total_sequence_length"]
+    outputs = [("output", elem_of(dt), [batch, q_len, NQ * GD]),
+               ("present_key", elem_of(dt), [batch, NKV, present, GD]),
+               ("present_value", elem_of(dt), [batch, NKV, present, GD])]
+    node = helper.make_node("GroupQueryAttention", names, [o[0] for o in outputs], domain=DOMAIN,
+                            num_heads=NQ, kv_num_heads=NKV, **attrs)
+    feature = (f"query [{batch}, {q_len}, {NQ}*{GD}], key/value [{batch}, {q_len}, {NKV}*{GD}], "
+               f"num_heads {NQ}, kv_num_heads {NKV}"
+               + (f", past [{batch}, {NKV}, {past}, {GD}]" if past else ", no past")
+               + f", seqlens_k {list(seqlens_k)}, total_sequence_length {total}"
+               + "".join(f", {k}={v}" for k, v in attrs.items()))
+    return Case(name, "GroupQueryAttention", feature, TAGS + [dt], 23, [node], inputs, outputs, domains=DOMAINS)
+
+
+def group_query_attention() -> list:
+    """GroupQueryAttention: a prompt without cache (plain, local_window_size
+    2, softcap 0.5), a decode step over a 4-row cache whose two entries hold
+    2 and 4 valid rows (plain, window 2, scale 0.25), a decode step inside a
+    6-row buffer (total below the buffer), and a 2-query chunk after a cache
+    (batch 1, as ONNX Runtime requires for S > 1 with a cache)."""
+    cases = []
+    for dt in FLOATS:
+        cases.append(_gqa_case("prompt", dt, 2, 4, 0, [3, 3], 4, {}))
+        cases.append(_gqa_case("prompt_local_window_2", dt, 2, 4, 0, [3, 3], 4, {"local_window_size": 2}))
+        cases.append(_gqa_case("prompt_softcap_0p5", dt, 2, 4, 0, [3, 3], 4, {"softcap": 0.5}))
+        cases.append(_gqa_case("decode_ragged_past", dt, 2, 1, 4, [2, 4], 5, {}))
+        cases.append(_gqa_case("decode_ragged_past_local_window_2", dt, 2, 1, 4, [2, 4], 5,
+                               {"local_window_size": 2}))
+        cases.append(_gqa_case("decode_ragged_past_scale_0p25", dt, 2, 1, 4, [2, 4], 5, {"scale": 0.25}))
+        cases.append(_gqa_case("decode_in_buffer", dt, 2, 1, 6, [2, 4], 5, {}))
+        cases.append(_gqa_case("chunk_after_past", dt, 1, 2, 3, [4], 5, {}))
+    return cases
+
+
 def contrib_attention() -> list:
-    return multi_head_attention()
+    return multi_head_attention() + group_query_attention()

@@ -1,5 +1,5 @@
 // Body consistency for the org.onnxparity.contrib attention functions
-// (spec/functions/multi_head_attention): each case runs one node with the
+// (spec/functions/multi_head_attention, group_query_attention): each case runs one node with the
 // direct kernel and with prefer_function_bodies, and compares every
 // requested output under the tolerance policy (spec/tolerance.json).
 // Inputs come from seeded generators.
@@ -181,7 +181,7 @@ class Draw {
 const DataType kFloatTypes[] = {DataType::kFloat, DataType::kFloat16, DataType::kBfloat16};
 
 TEST(ContribAttentionBodiesTest, StandardLibraryDefinesEachFunction) {
-  for (const char *op : {"MultiHeadAttention"}) {
+  for (const char *op : {"MultiHeadAttention", "GroupQueryAttention"}) {
     EXPECT_NE(FunctionLibrary::Standard().Find(kContribDomain, op), nullptr) << op << " has no body in spec/functions";
   }
 }
@@ -248,6 +248,65 @@ TEST(ContribAttentionBodiesTest, MultiHeadAttentionBodyMatchesKernel) {
     add(dtype, Mask::kNone, false, 0, 2, false, {}, "");
     add(dtype, Mask::kLengths, false, 0, 0, true, {FloatAttr("scale", 0.3f)}, " scale=0.3");
     add(dtype, Mask::kFlags2D, true, 0, 1, false, {FloatAttr("mask_filter_value", -1000.0f)}, " filter=-1000");
+  }
+  EXPECT_EQ(ExpectBodiesMatchKernels(cases), expected_outputs);
+}
+
+
+// GroupQueryAttention over B=2, N=4 query heads and Nkv=2 key/value heads
+// of size 4: a 3-query prompt without cache, a 1-query decode step and a
+// 2-query chunk over a 4-row cache whose entries hold different numbers of
+// valid rows (total_sequence_length equal to, or beyond, the cache), each
+// plain, with local_window_size 1 and 2, softcap 0.5 and scale 0.3.
+TEST(ContribAttentionBodiesTest, GroupQueryAttentionBodyMatchesKernel) {
+  Draw draw(41002);
+  const int64_t batch = 2, heads = 4, kv_heads = 2, head = 4;
+  std::vector<AttentionCase> cases;
+  int expected_outputs = 0;
+  struct Step {
+    const char *name;
+    int64_t q_len, past;
+    std::vector<double> seqlens_k;
+    int64_t total;
+  };
+  const Step steps[] = {{"prompt", 3, 0, {2, 2}, 3},
+                        {"decode", 1, 4, {2, 4}, 5},
+                        {"chunk", 2, 4, {3, 5}, 6},
+                        {"decode_in_buffer", 1, 4, {1, 3}, 4}};
+  for (DataType dtype : kFloatTypes) {
+    for (const Step &step : steps) {
+      std::vector<std::pair<std::string, std::vector<onnx::AttributeProto>>> variants = {
+          {"", {}},
+          {" window=1", {IntAttr("local_window_size", 1)}},
+          {" window=2", {IntAttr("local_window_size", 2)}},
+          {" softcap=0.5", {FloatAttr("softcap", 0.5f)}},
+          {" scale=0.3", {FloatAttr("scale", 0.3f)}}};
+      for (auto &[extra, attrs] : variants) {
+        AttentionCase c{std::string(step.name) + extra + " " + std::string(DataTypeName(dtype)),
+                        "GroupQueryAttention",
+                        attrs,
+                        {draw.Make(dtype, {batch, step.q_len, heads * head}, -1, 1),
+                         draw.Make(dtype, {batch, step.q_len, kv_heads * head}, -1, 1),
+                         draw.Make(dtype, {batch, step.q_len, kv_heads * head}, -1, 1)},
+                        {true, true, true},
+                        {}};
+        c.attributes.push_back(IntAttr("num_heads", heads));
+        c.attributes.push_back(IntAttr("kv_num_heads", kv_heads));
+        if (step.past > 0) {
+          c.inputs.push_back(draw.Make(dtype, {batch, kv_heads, step.past, head}, -1, 1));
+          c.inputs.push_back(draw.Make(dtype, {batch, kv_heads, step.past, head}, -1, 1));
+        } else {
+          c.inputs.push_back(std::nullopt);
+          c.inputs.push_back(std::nullopt);
+        }
+        c.inputs.push_back(*Tensor::FromDoubles(DataType::kInt32, {batch}, step.seqlens_k));
+        c.inputs.push_back(*Tensor::FromDoubles(DataType::kInt32, {}, {double(step.total)}));
+        c.facts.reduced_length = step.total;
+        c.facts.inner_dim = head;
+        expected_outputs += 3;
+        cases.push_back(std::move(c));
+      }
+    }
   }
   EXPECT_EQ(ExpectBodiesMatchKernels(cases), expected_outputs);
 }

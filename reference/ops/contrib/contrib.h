@@ -18,4 +18,7 @@ StatusOr<std::vector<Value>> SkipSimplifiedLayerNormalization(const KernelContex
 // multi_head_attention.cc
 StatusOr<std::vector<Value>> MultiHeadAttention(const KernelContext& ctx);
 
+// group_query_attention.cc
+StatusOr<std::vector<Value>> GroupQueryAttention(const KernelContext& ctx);
+
 }  // namespace parity::ops::contrib

@@ -10,6 +10,7 @@ void RegisterContribOps(OpRegistry& registry) {
   registry.Register(contrib::kDomain, "SkipLayerNormalization", 1, contrib::SkipLayerNormalization);
   registry.Register(contrib::kDomain, "SkipSimplifiedLayerNormalization", 1, contrib::SkipSimplifiedLayerNormalization);
   registry.Register(contrib::kDomain, "MultiHeadAttention", 1, contrib::MultiHeadAttention);
+  registry.Register(contrib::kDomain, "GroupQueryAttention", 1, contrib::GroupQueryAttention);
 }
 
 }  // namespace parity::ops
