@@ -62,6 +62,7 @@ _CONTRIB_TWINS = {
     ("SkipLayerNormalization", 1): _MS_DOMAIN,
     ("SkipSimplifiedLayerNormalization", 1): _MS_DOMAIN,
     ("MultiHeadAttention", 1): _MS_DOMAIN,
+    ("GroupQueryAttention", 1): _MS_DOMAIN,
 }
 # The switch: PARITY_ORT_CONTRIB_TWINS=0 in the environment, or
 # --no-contrib-twins on the manifest's command line, turns translation off.

@@ -115,17 +115,20 @@ StatusOr<std::vector<Value>> GroupQueryAttention(const KernelContext &ctx) {
   const double softcap = ctx.GetFloat("softcap", 0.0f);
   if (softcap < 0.0) return ctx.Error("softcap must be 0 (none) or positive, got ", softcap);
   const int64_t window = ctx.GetInt("local_window_size", -1);
-  if (window < -1) return ctx.Error("local_window_size must be -1 (none) or non-negative, got ", window);
+  if (window == 0 || window < -1) {
+    return ctx.Error("local_window_size must be -1 (none) or positive (the keys kept, the query's own included), got ",
+                     window);
+  }
 
   const std::vector<double> q = query->ToDoubles(), k = key->ToDoubles(), v = value->ToDoubles();
-  // present [B, Nkv, present_len, D]: the cache padded with zeros, the new
-  // rows written at valid[b] - S .. valid[b] - 1.
+  // present [B, Nkv, present_len, D]: the valid[b] - S cached rows, the new
+  // rows at valid[b] - S .. valid[b] - 1, zeros after.
   std::vector<double> pres_k(static_cast<size_t>(batch * kv_heads * present_len * head), 0.0);
   std::vector<double> pres_v(pres_k.size(), 0.0);
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t n = 0; n < kv_heads; ++n) {
       const int64_t base = (b * kv_heads + n) * present_len;
-      for (int64_t t = 0; t < past_len; ++t)
+      for (int64_t t = 0; t < valid[b] - q_len; ++t)
         for (int64_t d = 0; d < head; ++d) {
           pres_k[(base + t) * head + d] = past_k[((b * kv_heads + n) * past_len + t) * head + d];
           pres_v[(base + t) * head + d] = past_v[((b * kv_heads + n) * past_len + t) * head + d];
@@ -142,10 +145,10 @@ StatusOr<std::vector<Value>> GroupQueryAttention(const KernelContext &ctx) {
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t n = 0; n < heads; ++n)
       for (int64_t i = 0; i < q_len; ++i) {
-        // Query i sits at key position valid[b] - S + i and sees the keys
-        // from position - window (or 0) up to position itself.
+        // Query i sits at key position valid[b] - S + i and sees the
+        // `window` keys that end at it (all keys up to it without a window).
         const int64_t position = valid[b] - q_len + i;
-        const int64_t first = window < 0 ? 0 : std::max<int64_t>(0, position - window);
+        const int64_t first = window < 0 ? 0 : std::max<int64_t>(0, position - window + 1);
         const int64_t base = (b * kv_heads + n / group) * present_len;
         double max_score = -std::numeric_limits<double>::infinity();
         for (int64_t j = first; j <= position; ++j) {

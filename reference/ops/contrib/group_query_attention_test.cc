@@ -53,8 +53,8 @@ TEST(GroupQueryAttentionTest, PromptIsCausal) {
   EXPECT_DOUBLE_EQ(out[0].tensor().GetDouble(2), 7.0);
 }
 
-TEST(GroupQueryAttentionTest, LocalWindowKeepsThatManyKeysBeforeTheQuery) {
-  std::vector<Value> out = RunAll(Prompt({5, 7, 9}).Attr("local_window_size", int64_t{1}));
+TEST(GroupQueryAttentionTest, LocalWindowKeepsThatManyKeysEndingAtTheQuery) {
+  std::vector<Value> out = RunAll(Prompt({5, 7, 9}).Attr("local_window_size", int64_t{2}));
   ASSERT_EQ(out.size(), 1u);
   EXPECT_DOUBLE_EQ(out[0].tensor().GetDouble(0), 5.0);
   EXPECT_DOUBLE_EQ(out[0].tensor().GetDouble(1), 6.0);
@@ -62,8 +62,9 @@ TEST(GroupQueryAttentionTest, LocalWindowKeepsThatManyKeysBeforeTheQuery) {
 }
 
 TEST(GroupQueryAttentionTest, NewKeysAreWrittenAfterEachEntrysValidCache) {
-  // Two entries, a 2-row cache; entry 0 holds 1 valid cached key, entry 1
-  // holds 2. total_sequence_length 3 makes the present 3 rows long.
+  // Two entries, a 2-row cache; entry 0 holds no valid cached key, entry 1
+  // holds 2. total_sequence_length 3 makes the present 3 rows long; rows
+  // after an entry's valid length are zero.
   std::vector<Value> out = RunAll(NodeRunner("GroupQueryAttention", kDomain)
                                       .Outputs(3)
                                       .Input(Floats({2, 1, 1}, {1, 1}))
@@ -71,16 +72,16 @@ TEST(GroupQueryAttentionTest, NewKeysAreWrittenAfterEachEntrysValidCache) {
                                       .Input(Floats({2, 1, 1}, {7, 9}))
                                       .Input(Floats({2, 1, 2, 1}, {0, 0, 0, 0}))
                                       .Input(Floats({2, 1, 2, 1}, {1, 2, 3, 4}))
-                                      .Input(Lengths({1, 2}))
+                                      .Input(Lengths({0, 2}))
                                       .Input(Total(3))
                                       .Attr("num_heads", int64_t{1})
                                       .Attr("kv_num_heads", int64_t{1}));
   ASSERT_EQ(out.size(), 3u);
-  // Entry 0 sees rows [1, 7]; entry 1 sees [3, 4, 9].
-  EXPECT_DOUBLE_EQ(out[0].tensor().GetDouble(0), 4.0);
+  // Entry 0 sees [7]; entry 1 sees [3, 4, 9].
+  EXPECT_DOUBLE_EQ(out[0].tensor().GetDouble(0), 7.0);
   EXPECT_NEAR(out[0].tensor().GetDouble(1), 16.0 / 3.0, 1e-6);
   EXPECT_EQ(out[1].tensor().shape(), (Shape{2, 1, 3, 1}));
-  EXPECT_EQ(out[2].tensor().ToDoubles(), (std::vector<double>{1, 7, 0, 3, 4, 9}));
+  EXPECT_EQ(out[2].tensor().ToDoubles(), (std::vector<double>{7, 0, 0, 3, 4, 9}));
 }
 
 TEST(GroupQueryAttentionTest, QueryHeadsShareKeyValueHeadsInConsecutiveGroups) {
@@ -124,6 +125,8 @@ TEST(GroupQueryAttentionTest, RejectsWhatThisVersionDoesNotDefine) {
   EXPECT_NE(RunErrorOf(Prompt({5, 7}, 2)).find("multiple of kv_num_heads"),
             std::string::npos);
   EXPECT_NE(RunErrorOf(Prompt({5, 7}).Outputs(4)).find("output_qk"), std::string::npos);
+  EXPECT_NE(RunErrorOf(Prompt({5, 7}).Attr("local_window_size", int64_t{0})).find("local_window_size"),
+            std::string::npos);
   // A right-padded prompt (1 valid key for 2 queries) and a length beyond
   // total_sequence_length.
   NodeRunner padded = std::move(NodeRunner("GroupQueryAttention", kDomain)
