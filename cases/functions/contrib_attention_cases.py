@@ -1,7 +1,7 @@
 """Case matrices of the org.onnxparity.contrib attention functions (version
-1): MultiHeadAttention and GroupQueryAttention, ONNX Runtime contrib operators
+1): MultiHeadAttention, GroupQueryAttention and PagedAttention, ONNX Runtime contrib operators
 proposed for standardisation (spec/functions/multi_head_attention.md,
-group_query_attention.md). Models import the
+group_query_attention.md, paged_attention.md). Models import the
 default domain at 23 and org.onnxparity.contrib at 1; ONNX has no schema for
 that domain, so every graph output carries its shape."""
 from __future__ import annotations
@@ -149,5 +149,54 @@ def group_query_attention() -> list:
     return cases
 
 
+# PagedAttention: NQ query heads share NKV key/value heads of size GD, in a
+# cache of PB blocks of PS slots, PM blocks per sequence.
+PB, PS, PM = 8, 4, 3
+
+
+def _paged_case(label, dt, cumulative, past, table, attrs) -> Case:
+    name = f"test_pagedattention_{label}_{dt}"
+    rng = rng_for(name)
+    tokens = cumulative[-1]
+    inputs = [("query", as_dtype(rng.uniform(-1.0, 1.0, (tokens, NQ * GD)), dt)),
+              ("key", as_dtype(rng.uniform(-1.0, 1.0, (tokens, NKV * GD)), dt)),
+              ("value", as_dtype(rng.uniform(-1.0, 1.0, (tokens, NKV * GD)), dt)),
+              ("key_cache", as_dtype(rng.uniform(-1.0, 1.0, (PB, PS, NKV, GD)), dt)),
+              ("value_cache", as_dtype(rng.uniform(-1.0, 1.0, (PB, PS, NKV, GD)), dt)),
+              ("cumulative_sequence_length", np.array(cumulative, dtype=np.int32)),
+              ("past_seqlens", np.array(past, dtype=np.int32)),
+              ("block_table", np.array(table, dtype=np.int32))]
+    outputs = [("output", elem_of(dt), [tokens, NQ * GD]),
+               ("key_cache_out", elem_of(dt), [PB, PS, NKV, GD]),
+               ("value_cache_out", elem_of(dt), [PB, PS, NKV, GD])]
+    node = helper.make_node("PagedAttention", [i[0] for i in inputs], [o[0] for o in outputs], domain=DOMAIN,
+                            num_heads=NQ, kv_num_heads=NKV, **attrs)
+    feature = (f"query [{tokens}, {NQ}*{GD}], key/value [{tokens}, {NKV}*{GD}], num_heads {NQ}, kv_num_heads {NKV}, "
+               f"caches [{PB}, {PS}, {NKV}, {GD}], cumulative_sequence_length {list(cumulative)}, "
+               f"past_seqlens {list(past)}, block_table {[list(r) for r in table]}"
+               + "".join(f", {k}={v}" for k, v in attrs.items()))
+    return Case(name, "PagedAttention", feature, TAGS + [dt], 23, [node], inputs, outputs, domains=DOMAINS)
+
+
+def paged_attention() -> list:
+    """PagedAttention over two sequences, blocks out of order and unused
+    table entries -1: a prompt of 5 and 3 tokens (plain, local_window_size
+    3), a decode step after 6 and 9 cached keys (plain, scale 0.25), and a
+    mixed step of 3 new tokens after 2 and 1 after 10 that crosses a block
+    boundary (plain, softcap 0.5)."""
+    prompt = ([0, 5, 8], [0, 0], [[3, 6, -1], [1, -1, -1]])
+    decode = ([0, 1, 2], [6, 9], [[7, 2, -1], [0, 5, 4]])
+    mixed = ([0, 3, 4], [2, 10], [[6, 3, -1], [1, 0, 2]])
+    cases = []
+    for dt in FLOATS:
+        cases.append(_paged_case("prompt", dt, *prompt, {}))
+        cases.append(_paged_case("prompt_local_window_3", dt, *prompt, {"local_window_size": 3}))
+        cases.append(_paged_case("decode", dt, *decode, {}))
+        cases.append(_paged_case("decode_scale_0p25", dt, *decode, {"scale": 0.25}))
+        cases.append(_paged_case("mixed", dt, *mixed, {}))
+        cases.append(_paged_case("mixed_softcap_0p5", dt, *mixed, {"softcap": 0.5}))
+    return cases
+
+
 def contrib_attention() -> list:
-    return multi_head_attention() + group_query_attention()
+    return multi_head_attention() + group_query_attention() + paged_attention()

@@ -10,11 +10,17 @@
 #include <random>
 #include <tuple>
 
-#include "harness/compare.h"
-#include "reference/eval/evaluator.h"
+#include "reference/eval/body_check_test_util.h"
 
 namespace parity {
 namespace {
+
+using testing_util::AllowStepwiseRounding;
+using testing_util::BodyComparison;
+using testing_util::FloatAttr;
+using testing_util::IntAttr;
+using testing_util::SingleNode;
+using testing_util::SpecTolerancePolicy;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -34,59 +40,25 @@ struct AttentionCase {
   ShapeFacts facts;  // n: total sequence length, k: head size
 };
 
-onnx::AttributeProto IntAttr(const std::string& name, int64_t value) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INT);
-  a.set_i(value);
-  return a;
-}
-onnx::AttributeProto FloatAttr(const std::string& name, float value) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::FLOAT);
-  a.set_f(value);
-  return a;
-}
-
-// A model of one Attention node; absent inputs and unrequested outputs are
-// empty names, as a real model spells them.
-LoadedModel AttentionModel(const AttentionCase& c) {
-  auto proto = std::make_shared<onnx::ModelProto>();
-  proto->set_ir_version(10);
-  auto* opset = proto->add_opset_import();
-  opset->set_domain("");
-  opset->set_version(c.opset);
-  onnx::GraphProto* graph = proto->mutable_graph();
-  graph->set_name("attention_body_check");
-  onnx::NodeProto* node = graph->add_node();
-  node->set_op_type("Attention");
-  node->set_name("checked");
+// A single Attention node; absent inputs and unrequested outputs are empty
+// names, as a real model spells them. The node points into `c`, which must
+// outlive it.
+SingleNode AttentionNode(const AttentionCase& c) {
+  SingleNode node;
+  node.op = "Attention";
+  node.opsets = {{"", c.opset}};
+  node.graph_name = "attention_body_check";
+  node.attributes = c.attributes;
+  node.outputs.clear();
   int last_input = kQ;
   for (int i = 0; i < kInputSlots; ++i) {
     if (c.inputs[i]) last_input = i;
   }
-  for (int i = 0; i <= last_input; ++i) {
-    if (!c.inputs[i]) {
-      node->add_input("");
-      continue;
-    }
-    const std::string name = "input_" + std::to_string(i);
-    node->add_input(name);
-    onnx::ValueInfoProto* info = graph->add_input();
-    info->set_name(name);
-    auto* type = info->mutable_type()->mutable_tensor_type();
-    type->set_elem_type(static_cast<int32_t>(c.inputs[i]->dtype()));
-    for (int64_t d : c.inputs[i]->shape()) type->mutable_shape()->add_dim()->set_dim_value(d);
-  }
+  for (int i = 0; i <= last_input; ++i) node.inputs.push_back(c.inputs[i] ? &*c.inputs[i] : nullptr);
   const bool wanted[kOutputSlots] = {true, c.want_present, c.want_present, c.want_qk};
   const int last_output = c.want_qk ? kQk : c.want_present ? kPresentValue : kY;
-  for (int i = 0; i <= last_output; ++i) {
-    node->add_output(wanted[i] ? kOutputNames[i] : "");
-    if (wanted[i]) graph->add_output()->set_name(kOutputNames[i]);
-  }
-  for (const auto& a : c.attributes) *node->add_attribute() = a;
-  return LoadedModel{proto, "Attention body check", ""};
+  for (int i = 0; i <= last_output; ++i) node.outputs.push_back(wanted[i] ? kOutputNames[i] : "");
+  return node;
 }
 
 // The library under test, read here rather than through Standard() so that
@@ -100,27 +72,6 @@ const FunctionLibrary& Bodies() {
   return *library;
 }
 
-StatusOr<std::vector<Value>> RunOnce(const AttentionCase& c, bool prefer_bodies) {
-  EvalOptions options;
-  options.functions = &Bodies();
-  options.prefer_function_bodies = prefer_bodies;
-  PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> evaluator, Evaluator::Create(AttentionModel(c), options));
-  std::vector<Value> inputs;
-  for (const auto& in : c.inputs) {
-    if (in) inputs.push_back(Value::FromTensor(*in));
-  }
-  return evaluator->Run(inputs);
-}
-
-const TolerancePolicy& Policy() {
-  static const TolerancePolicy* policy = [] {
-    StatusOr<TolerancePolicy> loaded = TolerancePolicy::Load(PARITY_SOURCE_DIR "/spec/tolerance.json");
-    EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-    return new TolerancePolicy(loaded.ok() ? std::move(loaded).value() : TolerancePolicy());
-  }();
-  return *policy;
-}
-
 // The policy's float16 bound assumes a backend that accumulates in float32
 // and rounds once; the body rounds to T after each of its steps. On the way
 // to Y a score passes through up to eight roundings in T (MatMul, the
@@ -131,11 +82,10 @@ const TolerancePolicy& Policy() {
 constexpr int kNarrowSteps = 8;
 
 Tolerance ToleranceFor(const AttentionCase& c, DataType dtype) {
-  Tolerance tol = Policy().For("Attention", dtype, c.facts);
+  Tolerance tol = SpecTolerancePolicy().For("Attention", dtype, c.facts);
   if (dtype == DataType::kFloat16) {
-    tol.ulp = std::max<int64_t>(tol.ulp, kNarrowSteps);
-    tol.atol = std::max(tol.atol, kNarrowSteps * std::ldexp(1.0, -11));
-    tol.reason = "the body rounds in float16 after each of its steps (attention.md)";
+    tol = AllowStepwiseRounding(std::move(tol), dtype, kNarrowSteps,
+                                "the body rounds in float16 after each of its steps (attention.md)");
   }
   return tol;
 }
@@ -146,29 +96,12 @@ int ExpectBodyMatchesKernel(const std::vector<AttentionCase>& cases) {
   int compared = 0;
   for (const AttentionCase& c : cases) {
     SCOPED_TRACE(c.label + " " + std::string(DataTypeName(c.dtype)) + " opset " + std::to_string(c.opset));
-    StatusOr<std::vector<Value>> kernel = RunOnce(c, false);
-    StatusOr<std::vector<Value>> body = RunOnce(c, true);
-    EXPECT_TRUE(kernel.ok()) << kernel.status().ToString();
-    EXPECT_TRUE(body.ok()) << body.status().ToString();
-    if (!kernel.ok() || !body.ok()) continue;
-    EXPECT_EQ(kernel->size(), body->size());
-    const std::vector<std::string> names = [&] {
-      std::vector<std::string> n = {"Y"};
-      if (c.want_present) n.insert(n.end(), {"present_key", "present_value"});
-      if (c.want_qk) n.push_back("qk_matmul_output");
-      return n;
-    }();
-    for (size_t i = 0; i < std::min(kernel->size(), body->size()) && i < names.size(); ++i) {
-      const Tensor& expected = (*kernel)[i].tensor();
-      const Tensor& actual = (*body)[i].tensor();
-      EXPECT_EQ(ShapeToString(expected.shape()), ShapeToString(actual.shape())) << names[i];
-      EXPECT_EQ(expected.dtype(), actual.dtype()) << names[i];
-      OutputComparison cmp = CompareValues((*kernel)[i], (*body)[i], ToleranceFor(c, expected.dtype()));
-      EXPECT_STREQ(CompareVerdictName(cmp.verdict), "match")
-          << names[i] << ": " << cmp.message << " " << cmp.stats.first_mismatch << " (max ulp error "
-          << cmp.stats.max_ulp_error << ", max abs error " << cmp.stats.max_abs_error << ")";
-      ++compared;
-    }
+    BodyComparison how;
+    how.tolerance = [&](DataType dtype) { return ToleranceFor(c, dtype); };
+    how.output_names = {"Y"};
+    if (c.want_present) how.output_names.insert(how.output_names.end(), {"present_key", "present_value"});
+    if (c.want_qk) how.output_names.push_back("qk_matmul_output");
+    compared += testing_util::ExpectBodyMatchesKernel(AttentionNode(c), how, &Bodies());
   }
   return compared;
 }

@@ -1,5 +1,6 @@
 // Body consistency for the org.onnxparity.contrib attention functions
-// (spec/functions/multi_head_attention, group_query_attention): each case runs one node with the
+// (spec/functions/multi_head_attention, group_query_attention,
+// paged_attention): each case runs one node with the
 // direct kernel and with prefer_function_bodies, and compares every
 // requested output under the tolerance policy (spec/tolerance.json).
 // Inputs come from seeded generators.
@@ -302,6 +303,58 @@ TEST(ContribAttentionBodiesTest, GroupQueryAttentionBodyMatchesKernel) {
         c.inputs.push_back(*Tensor::FromDoubles(DataType::kInt32, {batch}, step.seqlens_k));
         c.inputs.push_back(*Tensor::FromDoubles(DataType::kInt32, {}, {double(step.total)}));
         c.facts.reduced_length = step.total;
+        c.facts.inner_dim = head;
+        expected_outputs += 3;
+        cases.push_back(std::move(c));
+      }
+    }
+  }
+  EXPECT_EQ(ExpectBodiesMatchKernels(cases), expected_outputs);
+}
+
+// PagedAttention over N=4 query heads and Nkv=2 key/value heads of size 4,
+// a cache of 8 blocks of 2 slots, 3 blocks per entry: a prompt of 3 and 2
+// tokens, a decode step after 3 and 4 cached keys and a mixed step (2 new
+// tokens after 1, 1 after 5), blocks out of order and unused entries -1;
+// each plain, with local_window_size 2, softcap 0.5 and scale 0.3.
+TEST(ContribAttentionBodiesTest, PagedAttentionBodyMatchesKernel) {
+  ASSERT_NE(FunctionLibrary::Standard().Find(kContribDomain, "PagedAttention"), nullptr);
+  Draw draw(41003);
+  const int64_t heads = 4, kv_heads = 2, head = 4, num_blocks = 8, block_size = 2;
+  std::vector<AttentionCase> cases;
+  int expected_outputs = 0;
+  struct Step {
+    const char *name;
+    std::vector<double> cumulative, past, table;
+  };
+  const Step steps[] = {{"prompt", {0, 3, 5}, {0, 0}, {0, 1, -1, 2, 3, -1}},
+                        {"decode", {0, 1, 2}, {3, 4}, {5, 1, -1, 2, 3, 4}},
+                        {"mixed", {0, 2, 3}, {1, 5}, {6, 0, -1, 7, 2, 4}}};
+  for (DataType dtype : kFloatTypes) {
+    for (const Step &step : steps) {
+      const int64_t tokens = static_cast<int64_t>(step.cumulative.back());
+      std::vector<std::pair<std::string, std::vector<onnx::AttributeProto>>> variants = {
+          {"", {}},
+          {" window=2", {IntAttr("local_window_size", 2)}},
+          {" softcap=0.5", {FloatAttr("softcap", 0.5f)}},
+          {" scale=0.3", {FloatAttr("scale", 0.3f)}}};
+      for (auto &[extra, attrs] : variants) {
+        AttentionCase c{std::string(step.name) + extra + " " + std::string(DataTypeName(dtype)),
+                        "PagedAttention",
+                        attrs,
+                        {draw.Make(dtype, {tokens, heads * head}, -1, 1),
+                         draw.Make(dtype, {tokens, kv_heads * head}, -1, 1),
+                         draw.Make(dtype, {tokens, kv_heads * head}, -1, 1),
+                         draw.Make(dtype, {num_blocks, block_size, kv_heads, head}, -1, 1),
+                         draw.Make(dtype, {num_blocks, block_size, kv_heads, head}, -1, 1),
+                         *Tensor::FromDoubles(DataType::kInt32, {3}, step.cumulative),
+                         *Tensor::FromDoubles(DataType::kInt32, {2}, step.past),
+                         *Tensor::FromDoubles(DataType::kInt32, {2, 3}, step.table)},
+                        {true, true, true},
+                        {}};
+        c.attributes.push_back(IntAttr("num_heads", heads));
+        c.attributes.push_back(IntAttr("kv_num_heads", kv_heads));
+        c.facts.reduced_length = 3 * block_size;
         c.facts.inner_dim = head;
         expected_outputs += 3;
         cases.push_back(std::move(c));

@@ -6,13 +6,19 @@
 #include <gtest/gtest.h>
 
 #include <optional>
-#include <random>
 
-#include "harness/compare.h"
-#include "reference/eval/evaluator.h"
+#include "reference/eval/body_check_test_util.h"
 
 namespace parity {
 namespace {
+
+using testing_util::BodyComparison;
+using testing_util::Draw;
+using testing_util::FloatAttr;
+using testing_util::IntAttr;
+using testing_util::ShapeLabel;
+using testing_util::SingleNode;
+using testing_util::SpecTolerancePolicy;
 
 constexpr const char* kContribDomain = "org.onnxparity.contrib";
 
@@ -25,75 +31,23 @@ struct ContribCase {
   ShapeFacts facts;
 };
 
-onnx::AttributeProto IntAttr(const std::string& name, int64_t value) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INT);
-  a.set_i(value);
-  return a;
-}
-onnx::AttributeProto FloatAttr(const std::string& name, float value) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::FLOAT);
-  a.set_f(value);
-  return a;
-}
-
-// One node of the contrib domain; the model imports it at version 1.
-LoadedModel SingleNodeModel(const ContribCase& c) {
-  auto proto = std::make_shared<onnx::ModelProto>();
-  proto->set_ir_version(10);
-  auto* standard = proto->add_opset_import();
-  standard->set_domain("");
-  standard->set_version(23);
-  auto* contrib = proto->add_opset_import();
-  contrib->set_domain(kContribDomain);
-  contrib->set_version(1);
-  onnx::GraphProto* graph = proto->mutable_graph();
-  graph->set_name("contrib_body_check");
-  onnx::NodeProto* node = graph->add_node();
-  node->set_op_type(c.op);
-  node->set_domain(kContribDomain);
-  node->set_name("checked");
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
-    if (!c.inputs[i]) {
-      node->add_input("");
-      continue;
-    }
-    const std::string name = "input_" + std::to_string(i);
-    node->add_input(name);
-    onnx::ValueInfoProto* info = graph->add_input();
-    info->set_name(name);
-    info->mutable_type()->mutable_tensor_type()->set_elem_type(static_cast<int32_t>(c.inputs[i]->dtype()));
-  }
+// One node of the contrib domain; the model imports it at version 1 (after
+// ONNX's at 23). Graph inputs declare element types alone. The node points
+// into `c`, which must outlive it.
+SingleNode ContribNode(const ContribCase& c) {
+  SingleNode node;
+  node.op = c.op;
+  node.domain = kContribDomain;
+  node.opsets = {{"", 23}, {kContribDomain, 1}};
+  node.graph_name = "contrib_body_check";
+  node.attributes = c.attributes;
+  node.outputs.clear();
+  node.declare_input_shapes = false;
+  for (const auto& in : c.inputs) node.inputs.push_back(in ? &*in : nullptr);
   for (size_t k = 0; k < c.requested.size(); ++k) {
-    const std::string name = c.requested[k] ? "output_" + std::to_string(k) : "";
-    node->add_output(name);
-    if (!name.empty()) graph->add_output()->set_name(name);
+    node.outputs.push_back(c.requested[k] ? "output_" + std::to_string(k) : "");
   }
-  for (const auto& a : c.attributes) *node->add_attribute() = a;
-  return LoadedModel{proto, c.op + " body check", ""};
-}
-
-StatusOr<std::vector<Value>> RunOnce(const ContribCase& c, bool prefer_bodies) {
-  EvalOptions options;
-  options.prefer_function_bodies = prefer_bodies;
-  PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> evaluator, Evaluator::Create(SingleNodeModel(c), options));
-  std::vector<Value> inputs;
-  for (const auto& in : c.inputs) {
-    if (in) inputs.push_back(Value::FromTensor(*in));
-  }
-  return evaluator->Run(inputs);
-}
-
-const TolerancePolicy& Policy() {
-  static const TolerancePolicy* policy = [] {
-    StatusOr<TolerancePolicy> loaded = TolerancePolicy::Load(PARITY_SOURCE_DIR "/spec/tolerance.json");
-    EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-    return new TolerancePolicy(loaded.ok() ? std::move(loaded).value() : TolerancePolicy());
-  }();
-  return *policy;
+  return node;
 }
 
 // Runs every case both ways and expects each requested output to match;
@@ -104,53 +58,12 @@ int ExpectBodiesMatchKernels(const std::vector<ContribCase>& cases) {
   int compared = 0;
   for (const ContribCase& c : cases) {
     SCOPED_TRACE(c.op + " " + c.label);
-    StatusOr<std::vector<Value>> kernel = RunOnce(c, false);
-    StatusOr<std::vector<Value>> body = RunOnce(c, true);
-    EXPECT_TRUE(kernel.ok()) << kernel.status().ToString();
-    EXPECT_TRUE(body.ok()) << body.status().ToString();
-    if (!kernel.ok() || !body.ok()) continue;
-    EXPECT_EQ(kernel->size(), body->size());
-    for (size_t k = 0; k < kernel->size() && k < body->size(); ++k) {
-      SCOPED_TRACE("graph output " + std::to_string(k));
-      const Value& expected = (*kernel)[k];
-      const Value& actual = (*body)[k];
-      EXPECT_EQ(expected.tensor().dtype(), actual.tensor().dtype());
-      EXPECT_EQ(expected.tensor().shape(), actual.tensor().shape());
-      const Tolerance tol = Policy().For(c.op, expected.tensor().dtype(), c.facts);
-      OutputComparison cmp = CompareValues(expected, actual, tol);
-      if (cmp.verdict == CompareVerdict::kMistrusted) {
-        EXPECT_EQ(cmp.stats.max_abs_error, 0.0) << cmp.message;
-      } else {
-        EXPECT_STREQ(CompareVerdictName(cmp.verdict), "match")
-            << cmp.message << " " << cmp.stats.first_mismatch << " (max ulp error " << cmp.stats.max_ulp_error
-            << ", max abs error " << cmp.stats.max_abs_error << ")";
-      }
-      ++compared;
-    }
+    BodyComparison how;
+    how.tolerance = [&](DataType dtype) { return SpecTolerancePolicy().For(c.op, dtype, c.facts); };
+    how.mistrusted_must_be_exact = true;
+    compared += testing_util::ExpectBodyMatchesKernel(ContribNode(c), how);
   }
   return compared;
-}
-
-class Draw {
- public:
-  explicit Draw(uint32_t seed) : engine_(seed) {}
-  Tensor Make(DataType dtype, const Shape& shape, double lo, double hi) {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    std::uniform_real_distribution<double> d(lo, hi);
-    std::vector<double> v(static_cast<size_t>(n));
-    for (double& x : v) x = d(engine_);
-    return *Tensor::FromDoubles(dtype, shape, v);
-  }
-
- private:
-  std::mt19937 engine_;
-};
-
-std::string ShapeLabel(const Shape& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + std::to_string(s[i]);
-  return out + "]";
 }
 
 const DataType kFloatTypes[] = {DataType::kFloat, DataType::kFloat16, DataType::kBfloat16};
@@ -179,14 +92,14 @@ TEST(ContribBodiesTest, ModelMustImportTheContribDomain) {
                 {draw.Make(DataType::kFloat, {1, 4}, -1, 1), draw.Make(DataType::kFloat, {4}, 0.5, 1.5)},
                 {true},
                 {}};
-  LoadedModel model = SingleNodeModel(c);
+  LoadedModel model = testing_util::SingleNodeModel(ContribNode(c));
   auto without_import = std::make_shared<onnx::ModelProto>(*model.proto);
   without_import->mutable_opset_import()->RemoveLast();  // the contrib domain, imported last
   model.proto = without_import;
   StatusOr<std::unique_ptr<Evaluator>> evaluator = Evaluator::Create(model);
   ASSERT_FALSE(evaluator.ok());
   EXPECT_NE(evaluator.status().message().find(kContribDomain), std::string::npos) << evaluator.status().ToString();
-  EXPECT_TRUE(Evaluator::Create(SingleNodeModel(c)).ok());
+  EXPECT_TRUE(Evaluator::Create(testing_util::SingleNodeModel(ContribNode(c))).ok());
 }
 
 // SimplifiedLayerNormalization: axis -1 (left out), 1 and 0 with scales of

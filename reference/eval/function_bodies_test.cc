@@ -6,13 +6,21 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 
-#include "harness/compare.h"
-#include "reference/eval/evaluator.h"
+#include "reference/eval/body_check_test_util.h"
 
 namespace parity {
 namespace {
+
+using testing_util::AllowStepwiseRounding;
+using testing_util::BodyComparison;
+using testing_util::Draw;
+using testing_util::FloatAttr;
+using testing_util::IntAttr;
+using testing_util::ShapeLabel;
+using testing_util::SingleNode;
+using testing_util::SpecTolerancePolicy;
+using testing_util::StringAttr;
 
 // One optional input of a case: absent when `present` is false.
 struct Input {
@@ -29,91 +37,6 @@ struct BodyCase {
   ShapeFacts facts;
 };
 
-onnx::AttributeProto IntAttr(const std::string& name, int64_t value) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INT);
-  a.set_i(value);
-  return a;
-}
-onnx::AttributeProto FloatAttr(const std::string& name, float value) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::FLOAT);
-  a.set_f(value);
-  return a;
-}
-onnx::AttributeProto StringAttr(const std::string& name, const std::string& value) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::STRING);
-  a.set_s(value);
-  return a;
-}
-
-// A model of one node whose graph inputs are the case's present inputs.
-LoadedModel SingleNodeModel(const BodyCase& c) {
-  auto proto = std::make_shared<onnx::ModelProto>();
-  proto->set_ir_version(10);
-  auto* opset = proto->add_opset_import();
-  opset->set_domain("");
-  opset->set_version(c.opset);
-  onnx::GraphProto* graph = proto->mutable_graph();
-  graph->set_name("body_check");
-  onnx::NodeProto* node = graph->add_node();
-  node->set_op_type(c.op);
-  node->set_name("checked");
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
-    if (!c.inputs[i].present) {
-      node->add_input("");
-      continue;
-    }
-    const std::string name = "input_" + std::to_string(i);
-    node->add_input(name);
-    onnx::ValueInfoProto* info = graph->add_input();
-    info->set_name(name);
-    auto* type = info->mutable_type()->mutable_tensor_type();
-    type->set_elem_type(static_cast<int32_t>(c.inputs[i].tensor.dtype()));
-    auto* shape = type->mutable_shape();
-    for (int64_t d : c.inputs[i].tensor.shape()) shape->add_dim()->set_dim_value(d);
-  }
-  node->add_output("output");
-  graph->add_output()->set_name("output");
-  for (const auto& a : c.attributes) *node->add_attribute() = a;
-  return LoadedModel{proto, c.op + " body check", ""};
-}
-
-StatusOr<Value> RunOnce(const BodyCase& c, bool prefer_bodies) {
-  EvalOptions options;
-  options.prefer_function_bodies = prefer_bodies;
-  PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> evaluator, Evaluator::Create(SingleNodeModel(c), options));
-  std::vector<Value> inputs;
-  for (const auto& in : c.inputs) {
-    if (in.present) inputs.push_back(Value::FromTensor(in.tensor));
-  }
-  PARITY_ASSIGN_OR_RETURN(std::vector<Value> outputs, evaluator->Run(inputs));
-  if (outputs.size() != 1) return Internal("expected one output, got ", outputs.size());
-  return outputs[0];
-}
-
-const TolerancePolicy& Policy() {
-  static const TolerancePolicy* policy = [] {
-    StatusOr<TolerancePolicy> loaded = TolerancePolicy::Load(PARITY_SOURCE_DIR "/spec/tolerance.json");
-    EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-    return new TolerancePolicy(loaded.ok() ? std::move(loaded).value() : TolerancePolicy());
-  }();
-  return *policy;
-}
-
-double UnitRoundoff(DataType dtype) {
-  switch (dtype) {
-    case DataType::kFloat16: return std::ldexp(1.0, -11);
-    case DataType::kBfloat16: return std::ldexp(1.0, -8);
-    case DataType::kFloat: return std::ldexp(1.0, -24);
-    default: return std::ldexp(1.0, -53);
-  }
-}
-
 // A body evaluated in the input type T rounds after each of its steps, where
 // the kernel (and the backends the policy describes, which compute float16
 // and bfloat16 in float32) rounds once. For T = float16 or bfloat16 this is
@@ -123,11 +46,10 @@ double UnitRoundoff(DataType dtype) {
 // roundoffs of T in absolute terms (outputs of magnitude about 1). Each
 // function's page (spec/functions/*.md) says the same.
 Tolerance ToleranceFor(const BodyCase& c, DataType dtype, int narrow_steps) {
-  Tolerance tol = Policy().For(c.op, dtype, c.facts);
+  Tolerance tol = SpecTolerancePolicy().For(c.op, dtype, c.facts);
   if (narrow_steps > 0 && (dtype == DataType::kFloat16 || dtype == DataType::kBfloat16)) {
-    tol.ulp = std::max<int64_t>(tol.ulp, narrow_steps);
-    tol.atol = std::max(tol.atol, narrow_steps * UnitRoundoff(dtype));
-    tol.reason = "body rounds in " + std::string(DataTypeName(dtype)) + " after each of its steps";
+    tol = AllowStepwiseRounding(std::move(tol), dtype, narrow_steps,
+                                "body rounds in " + std::string(DataTypeName(dtype)) + " after each of its steps");
   }
   return tol;
 }
@@ -137,49 +59,20 @@ int ExpectBodyMatchesKernel(const std::vector<BodyCase>& cases, int narrow_steps
   int run = 0;
   for (const BodyCase& c : cases) {
     SCOPED_TRACE(c.op + " " + c.label);
-    StatusOr<Value> kernel = RunOnce(c, false);
-    StatusOr<Value> body = RunOnce(c, true);
-    EXPECT_TRUE(kernel.ok()) << kernel.status().ToString();
-    EXPECT_TRUE(body.ok()) << body.status().ToString();
-    if (!kernel.ok() || !body.ok()) continue;
-    const Tolerance tol = ToleranceFor(c, kernel->tensor().dtype(), narrow_steps);
-    OutputComparison cmp = CompareValues(*kernel, *body, tol);
-    EXPECT_STREQ(CompareVerdictName(cmp.verdict), "match")
-        << cmp.message << " " << cmp.stats.first_mismatch << " (max ulp error " << cmp.stats.max_ulp_error
-        << ", max abs error " << cmp.stats.max_abs_error << ")";
-    ++run;
+    SingleNode node;
+    node.op = c.op;
+    node.opsets = {{"", c.opset}};
+    node.attributes = c.attributes;
+    for (const Input& in : c.inputs) node.inputs.push_back(in.present ? &in.tensor : nullptr);
+    BodyComparison how;
+    how.tolerance = [&](DataType dtype) { return ToleranceFor(c, dtype, narrow_steps); };
+    how.output_names = {"output"};
+    run += testing_util::ExpectBodyMatchesKernel(node, how);
   }
   return run;
 }
 
-class Draw {
- public:
-  explicit Draw(uint32_t seed) : engine_(seed) {}
-  std::vector<double> Uniform(int64_t n, double lo, double hi) {
-    std::uniform_real_distribution<double> d(lo, hi);
-    std::vector<double> v(static_cast<size_t>(n));
-    for (double& x : v) x = d(engine_);
-    return v;
-  }
-  int64_t Int(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(engine_); }
-  parity::Tensor Make(DataType dtype, const Shape& shape, double lo, double hi) {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    return *parity::Tensor::FromDoubles(dtype, shape, Uniform(n, lo, hi));
-  }
-
- private:
-  std::mt19937 engine_;
-};
-
-std::string ShapeLabel(const Shape& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
 const DataType kFloatTypes[] = {DataType::kFloat, DataType::kFloat16, DataType::kBfloat16};
-
 
 TEST(FunctionBodiesTest, StandardLibraryDefinesEachCheckedOperator) {
   for (const char* op : {"Swish", "SwiGLU", "RMSNormalization", "RotaryEmbedding", "TensorScatter"}) {

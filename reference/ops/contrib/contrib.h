@@ -21,4 +21,7 @@ StatusOr<std::vector<Value>> MultiHeadAttention(const KernelContext& ctx);
 // group_query_attention.cc
 StatusOr<std::vector<Value>> GroupQueryAttention(const KernelContext& ctx);
 
+// paged_attention.cc
+StatusOr<std::vector<Value>> PagedAttention(const KernelContext& ctx);
+
 }  // namespace parity::ops::contrib

@@ -11,6 +11,7 @@ void RegisterContribOps(OpRegistry& registry) {
   registry.Register(contrib::kDomain, "SkipSimplifiedLayerNormalization", 1, contrib::SkipSimplifiedLayerNormalization);
   registry.Register(contrib::kDomain, "MultiHeadAttention", 1, contrib::MultiHeadAttention);
   registry.Register(contrib::kDomain, "GroupQueryAttention", 1, contrib::GroupQueryAttention);
+  registry.Register(contrib::kDomain, "PagedAttention", 1, contrib::PagedAttention);
 }
 
 }  // namespace parity::ops
