@@ -6,17 +6,20 @@
 // Inputs come from seeded generators.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
 #include <optional>
-#include <random>
 
-#include "harness/compare.h"
-#include "reference/eval/evaluator.h"
+#include "reference/eval/body_check_test_util.h"
 #include "reference/eval/function_library.h"
 
 namespace parity {
 namespace {
+
+using testing_util::BodyComparison;
+using testing_util::Draw;
+using testing_util::FloatAttr;
+using testing_util::IntAttr;
+using testing_util::SingleNode;
+using testing_util::SpecTolerancePolicy;
 
 constexpr const char *kContribDomain = "org.onnxparity.contrib";
 
@@ -29,75 +32,23 @@ struct AttentionCase {
   ShapeFacts facts;
 };
 
-onnx::AttributeProto IntAttr(const std::string &name, int64_t value) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INT);
-  a.set_i(value);
-  return a;
-}
-onnx::AttributeProto FloatAttr(const std::string &name, float value) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::FLOAT);
-  a.set_f(value);
-  return a;
-}
-
-// One node of the contrib domain; the model imports it at version 1.
-LoadedModel SingleNodeModel(const AttentionCase &c) {
-  auto proto = std::make_shared<onnx::ModelProto>();
-  proto->set_ir_version(10);
-  auto *standard = proto->add_opset_import();
-  standard->set_domain("");
-  standard->set_version(23);
-  auto *contrib = proto->add_opset_import();
-  contrib->set_domain(kContribDomain);
-  contrib->set_version(1);
-  onnx::GraphProto *graph = proto->mutable_graph();
-  graph->set_name("contrib_attention_body_check");
-  onnx::NodeProto *node = graph->add_node();
-  node->set_op_type(c.op);
-  node->set_domain(kContribDomain);
-  node->set_name("checked");
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
-    if (!c.inputs[i]) {
-      node->add_input("");
-      continue;
-    }
-    const std::string name = "input_" + std::to_string(i);
-    node->add_input(name);
-    onnx::ValueInfoProto *info = graph->add_input();
-    info->set_name(name);
-    info->mutable_type()->mutable_tensor_type()->set_elem_type(static_cast<int32_t>(c.inputs[i]->dtype()));
-  }
+// One node of the contrib domain; the model imports it at version 1 (after
+// ONNX's at 23). Graph inputs declare element types alone. The node points
+// into `c`, which must outlive it.
+SingleNode AttentionNode(const AttentionCase &c) {
+  SingleNode node;
+  node.op = c.op;
+  node.domain = kContribDomain;
+  node.opsets = {{"", 23}, {kContribDomain, 1}};
+  node.graph_name = "contrib_attention_body_check";
+  node.attributes = c.attributes;
+  node.outputs.clear();
+  node.declare_input_shapes = false;
+  for (const auto &in : c.inputs) node.inputs.push_back(in ? &*in : nullptr);
   for (size_t k = 0; k < c.requested.size(); ++k) {
-    const std::string name = c.requested[k] ? "output_" + std::to_string(k) : "";
-    node->add_output(name);
-    if (!name.empty()) graph->add_output()->set_name(name);
+    node.outputs.push_back(c.requested[k] ? "output_" + std::to_string(k) : "");
   }
-  for (const auto &a : c.attributes) *node->add_attribute() = a;
-  return LoadedModel{proto, c.op + " body check", ""};
-}
-
-StatusOr<std::vector<Value>> RunOnce(const AttentionCase &c, bool prefer_bodies) {
-  EvalOptions options;
-  options.prefer_function_bodies = prefer_bodies;
-  PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> evaluator, Evaluator::Create(SingleNodeModel(c), options));
-  std::vector<Value> inputs;
-  for (const auto &in : c.inputs) {
-    if (in) inputs.push_back(Value::FromTensor(*in));
-  }
-  return evaluator->Run(inputs);
-}
-
-const TolerancePolicy &Policy() {
-  static const TolerancePolicy *policy = [] {
-    StatusOr<TolerancePolicy> loaded = TolerancePolicy::Load(PARITY_SOURCE_DIR "/spec/tolerance.json");
-    EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-    return new TolerancePolicy(loaded.ok() ? std::move(loaded).value() : TolerancePolicy());
-  }();
-  return *policy;
+  return node;
 }
 
 // As for ai.onnx Attention (spec/functions/attention.md), the policy's
@@ -111,14 +62,11 @@ const TolerancePolicy &Policy() {
 constexpr int kNarrowSteps = 8;
 
 Tolerance ToleranceFor(const AttentionCase &c, DataType dtype) {
-  Tolerance tol = Policy().For(c.op, dtype, c.facts);
+  Tolerance tol = SpecTolerancePolicy().For(c.op, dtype, c.facts);
   if (dtype == DataType::kFloat16 || dtype == DataType::kBfloat16) {
-    const double unit_roundoff = std::ldexp(1.0, dtype == DataType::kFloat16 ? -11 : -8);
-    tol.ulp = std::max<int64_t>(tol.ulp, kNarrowSteps);
-    tol.atol = std::max(tol.atol, kNarrowSteps * unit_roundoff);
-    tol.reason =
-        "the body rounds in T after each of its steps "
-        "(multi_head_attention.md)";
+    tol = testing_util::AllowStepwiseRounding(tol, dtype, kNarrowSteps,
+                                              "the body rounds in T after each of its steps "
+                                              "(multi_head_attention.md)");
   }
   return tol;
 }
@@ -129,55 +77,22 @@ int ExpectBodiesMatchKernels(const std::vector<AttentionCase> &cases) {
   int compared = 0;
   for (const AttentionCase &c : cases) {
     SCOPED_TRACE(c.op + " " + c.label);
-    StatusOr<std::vector<Value>> kernel = RunOnce(c, false);
-    StatusOr<std::vector<Value>> body = RunOnce(c, true);
-    EXPECT_TRUE(kernel.ok()) << kernel.status().ToString();
-    EXPECT_TRUE(body.ok()) << body.status().ToString();
-    if (!kernel.ok() || !body.ok()) continue;
-    EXPECT_EQ(kernel->size(), body->size());
-    for (size_t k = 0; k < kernel->size() && k < body->size(); ++k) {
-      SCOPED_TRACE("graph output " + std::to_string(k));
-      const Value &expected = (*kernel)[k];
-      const Value &actual = (*body)[k];
-      EXPECT_EQ(expected.tensor().dtype(), actual.tensor().dtype());
-      EXPECT_EQ(expected.tensor().shape(), actual.tensor().shape());
-      const Tolerance tol = ToleranceFor(c, expected.tensor().dtype());
-      OutputComparison cmp = CompareValues(expected, actual, tol);
-      EXPECT_STREQ(CompareVerdictName(cmp.verdict), "match")
-          << cmp.message << " " << cmp.stats.first_mismatch << " (max ulp error " << cmp.stats.max_ulp_error
-          << ", max abs error " << cmp.stats.max_abs_error << ")";
-      ++compared;
-    }
+    BodyComparison how;
+    how.tolerance = [&](DataType dtype) { return ToleranceFor(c, dtype); };
+    compared += testing_util::ExpectBodyMatchesKernel(AttentionNode(c), how);
   }
   return compared;
 }
 
-class Draw {
- public:
-  explicit Draw(uint32_t seed) : engine_(seed) {}
-  Tensor Make(DataType dtype, const Shape &shape, double lo, double hi) {
-    std::uniform_real_distribution<double> d(lo, hi);
-    std::vector<double> v(static_cast<size_t>(Count(shape)));
-    for (double &x : v) x = d(engine_);
-    return *Tensor::FromDoubles(dtype, shape, v);
-  }
-  // int32 flags, 0 with probability 1/3, but 1 at key 0 so that no query
-  // has every key blocked.
-  Tensor Flags(const Shape &shape) {
-    std::uniform_int_distribution<int> d(0, 2);
-    std::vector<double> v(static_cast<size_t>(Count(shape)));
-    for (size_t i = 0; i < v.size(); ++i) v[i] = (i % shape.back() == 0 || d(engine_) != 0) ? 1 : 0;
-    return *Tensor::FromDoubles(DataType::kInt32, shape, v);
-  }
-
- private:
-  static int64_t Count(const Shape &shape) {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    return n;
-  }
-  std::mt19937 engine_;
-};
+// int32 flags of `shape`, 0 with probability 1/3, but 1 at key 0 so that
+// no query has every key blocked.
+Tensor Flags(Draw &draw, const Shape &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<double> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = (i % shape.back() == 0 || draw.Int(0, 2) != 0) ? 1 : 0;
+  return *Tensor::FromDoubles(DataType::kInt32, shape, v);
+}
 
 const DataType kFloatTypes[] = {DataType::kFloat, DataType::kFloat16, DataType::kBfloat16};
 
@@ -220,10 +135,10 @@ TEST(ContribAttentionBodiesTest, MultiHeadAttentionBodyMatchesKernel) {
         c.inputs.push_back(*Tensor::FromDoubles(DataType::kInt32, {batch}, {2, double(total)}));
         break;
       case Mask::kFlags2D:
-        c.inputs.push_back(draw.Flags({batch, total}));
+        c.inputs.push_back(Flags(draw, {batch, total}));
         break;
       case Mask::kFlags3D:
-        c.inputs.push_back(draw.Flags({batch, q_len, total}));
+        c.inputs.push_back(Flags(draw, {batch, q_len, total}));
         break;
     }
     if (bias_kind == 0) c.inputs.push_back(std::nullopt);
