@@ -228,4 +228,36 @@ inline std::string ShapeLabel(const Shape& s) {
   return out + "]";
 }
 
+// The domain of ONNX Parity's contrib functions (spec/functions/*.md).
+inline constexpr const char* kContribDomain = "org.onnxparity.contrib";
+
+// One node of a contrib function, its inputs and the outputs it names.
+struct ContribCase {
+  std::string label;  // attributes, shapes and dtype, for failure messages
+  std::string op;
+  std::vector<onnx::AttributeProto> attributes;
+  std::vector<std::optional<Tensor>> inputs;  // nullopt: an absent optional input
+  std::vector<bool> requested;                // which outputs the node names
+  ShapeFacts facts;
+};
+
+// The contrib node as a one-node model that imports ONNX at 23 and the
+// contrib domain at 1. Graph inputs declare element types alone. The node
+// points into `c`, which must outlive it.
+inline SingleNode ContribNode(const ContribCase& c, std::string graph_name) {
+  SingleNode node;
+  node.op = c.op;
+  node.domain = kContribDomain;
+  node.opsets = {{"", 23}, {kContribDomain, 1}};
+  node.graph_name = std::move(graph_name);
+  node.attributes = c.attributes;
+  node.outputs.clear();
+  node.declare_input_shapes = false;
+  for (const auto& in : c.inputs) node.inputs.push_back(in ? &*in : nullptr);
+  for (size_t k = 0; k < c.requested.size(); ++k) {
+    node.outputs.push_back(c.requested[k] ? "output_" + std::to_string(k) : "");
+  }
+  return node;
+}
+
 }  // namespace parity::testing_util

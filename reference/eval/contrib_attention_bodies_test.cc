@@ -15,41 +15,14 @@ namespace parity {
 namespace {
 
 using testing_util::BodyComparison;
+using testing_util::ContribCase;
+using testing_util::ContribNode;
 using testing_util::Draw;
 using testing_util::FloatAttr;
 using testing_util::IntAttr;
+using testing_util::kContribDomain;
 using testing_util::SingleNode;
 using testing_util::SpecTolerancePolicy;
-
-constexpr const char *kContribDomain = "org.onnxparity.contrib";
-
-struct AttentionCase {
-  std::string label;  // attributes, shapes and dtype, for failure messages
-  std::string op;
-  std::vector<onnx::AttributeProto> attributes;
-  std::vector<std::optional<Tensor>> inputs;  // nullopt: an absent optional input
-  std::vector<bool> requested;                // which outputs the node names
-  ShapeFacts facts;
-};
-
-// One node of the contrib domain; the model imports it at version 1 (after
-// ONNX's at 23). Graph inputs declare element types alone. The node points
-// into `c`, which must outlive it.
-SingleNode AttentionNode(const AttentionCase &c) {
-  SingleNode node;
-  node.op = c.op;
-  node.domain = kContribDomain;
-  node.opsets = {{"", 23}, {kContribDomain, 1}};
-  node.graph_name = "contrib_attention_body_check";
-  node.attributes = c.attributes;
-  node.outputs.clear();
-  node.declare_input_shapes = false;
-  for (const auto &in : c.inputs) node.inputs.push_back(in ? &*in : nullptr);
-  for (size_t k = 0; k < c.requested.size(); ++k) {
-    node.outputs.push_back(c.requested[k] ? "output_" + std::to_string(k) : "");
-  }
-  return node;
-}
 
 // As for ai.onnx Attention (spec/functions/attention.md), the policy's
 // narrow-type bound assumes a backend that accumulates in float32 and
@@ -61,7 +34,7 @@ SingleNode AttentionNode(const AttentionCase &c) {
 // about 1). float32 needs nothing beyond the policy.
 constexpr int kNarrowSteps = 8;
 
-Tolerance ToleranceFor(const AttentionCase &c, DataType dtype) {
+Tolerance ToleranceFor(const ContribCase &c, DataType dtype) {
   Tolerance tol = SpecTolerancePolicy().For(c.op, dtype, c.facts);
   if (dtype == DataType::kFloat16 || dtype == DataType::kBfloat16) {
     tol = testing_util::AllowStepwiseRounding(tol, dtype, kNarrowSteps,
@@ -73,13 +46,13 @@ Tolerance ToleranceFor(const AttentionCase &c, DataType dtype) {
 
 // Runs every case both ways and expects each requested output to match;
 // returns the number of outputs compared.
-int ExpectBodiesMatchKernels(const std::vector<AttentionCase> &cases) {
+int ExpectBodiesMatchKernels(const std::vector<ContribCase> &cases) {
   int compared = 0;
-  for (const AttentionCase &c : cases) {
+  for (const ContribCase &c : cases) {
     SCOPED_TRACE(c.op + " " + c.label);
     BodyComparison how;
     how.tolerance = [&](DataType dtype) { return ToleranceFor(c, dtype); };
-    compared += testing_util::ExpectBodyMatchesKernel(AttentionNode(c), how);
+    compared += testing_util::ExpectBodyMatchesKernel(ContribNode(c, "contrib_attention_body_check"), how);
   }
   return compared;
 }
@@ -111,12 +84,12 @@ enum class Mask { kNone, kLengths, kFlags2D, kFlags3D };
 TEST(ContribAttentionBodiesTest, MultiHeadAttentionBodyMatchesKernel) {
   Draw draw(41001);
   const int64_t batch = 2, heads = 2, q_len = 3, kv_len = 3, head = 4, v_head = 3;
-  std::vector<AttentionCase> cases;
+  std::vector<ContribCase> cases;
   int expected_outputs = 0;
   auto add = [&](DataType dtype, Mask mask, bool causal, int64_t past, int bias_kind, bool presents,
                  std::vector<onnx::AttributeProto> attrs, const std::string &extra) {
     const int64_t total = past + kv_len;
-    AttentionCase c{
+    ContribCase c{
         "mask=" + std::to_string(static_cast<int>(mask)) + (causal ? " causal" : "") + " past=" + std::to_string(past) +
             " bias=" + std::to_string(bias_kind) + extra + " " + std::string(DataTypeName(dtype)),
         "MultiHeadAttention",
@@ -177,7 +150,7 @@ TEST(ContribAttentionBodiesTest, MultiHeadAttentionBodyMatchesKernel) {
 TEST(ContribAttentionBodiesTest, GroupQueryAttentionBodyMatchesKernel) {
   Draw draw(41002);
   const int64_t batch = 2, heads = 4, kv_heads = 2, head = 4;
-  std::vector<AttentionCase> cases;
+  std::vector<ContribCase> cases;
   int expected_outputs = 0;
   struct Step {
     const char *name;
@@ -198,7 +171,7 @@ TEST(ContribAttentionBodiesTest, GroupQueryAttentionBodyMatchesKernel) {
           {" softcap=0.5", {FloatAttr("softcap", 0.5f)}},
           {" scale=0.3", {FloatAttr("scale", 0.3f)}}};
       for (auto &[extra, attrs] : variants) {
-        AttentionCase c{std::string(step.name) + extra + " " + std::string(DataTypeName(dtype)),
+        ContribCase c{std::string(step.name) + extra + " " + std::string(DataTypeName(dtype)),
                         "GroupQueryAttention",
                         attrs,
                         {draw.Make(dtype, {batch, step.q_len, heads * head}, -1, 1),
@@ -236,7 +209,7 @@ TEST(ContribAttentionBodiesTest, PagedAttentionBodyMatchesKernel) {
   ASSERT_NE(FunctionLibrary::Standard().Find(kContribDomain, "PagedAttention"), nullptr);
   Draw draw(41003);
   const int64_t heads = 4, kv_heads = 2, head = 4, num_blocks = 8, block_size = 2;
-  std::vector<AttentionCase> cases;
+  std::vector<ContribCase> cases;
   int expected_outputs = 0;
   struct Step {
     const char *name;
@@ -254,7 +227,7 @@ TEST(ContribAttentionBodiesTest, PagedAttentionBodyMatchesKernel) {
           {" softcap=0.5", {FloatAttr("softcap", 0.5f)}},
           {" scale=0.3", {FloatAttr("scale", 0.3f)}}};
       for (auto &[extra, attrs] : variants) {
-        AttentionCase c{std::string(step.name) + extra + " " + std::string(DataTypeName(dtype)),
+        ContribCase c{std::string(step.name) + extra + " " + std::string(DataTypeName(dtype)),
                         "PagedAttention",
                         attrs,
                         {draw.Make(dtype, {tokens, heads * head}, -1, 1),

@@ -13,42 +13,15 @@ namespace parity {
 namespace {
 
 using testing_util::BodyComparison;
+using testing_util::ContribCase;
+using testing_util::ContribNode;
 using testing_util::Draw;
 using testing_util::FloatAttr;
 using testing_util::IntAttr;
+using testing_util::kContribDomain;
 using testing_util::ShapeLabel;
 using testing_util::SingleNode;
 using testing_util::SpecTolerancePolicy;
-
-constexpr const char* kContribDomain = "org.onnxparity.contrib";
-
-struct ContribCase {
-  std::string label;  // attributes, shapes and dtype, for failure messages
-  std::string op;
-  std::vector<onnx::AttributeProto> attributes;
-  std::vector<std::optional<Tensor>> inputs;  // nullopt: an absent optional input
-  std::vector<bool> requested;                // which outputs the node names
-  ShapeFacts facts;
-};
-
-// One node of the contrib domain; the model imports it at version 1 (after
-// ONNX's at 23). Graph inputs declare element types alone. The node points
-// into `c`, which must outlive it.
-SingleNode ContribNode(const ContribCase& c) {
-  SingleNode node;
-  node.op = c.op;
-  node.domain = kContribDomain;
-  node.opsets = {{"", 23}, {kContribDomain, 1}};
-  node.graph_name = "contrib_body_check";
-  node.attributes = c.attributes;
-  node.outputs.clear();
-  node.declare_input_shapes = false;
-  for (const auto& in : c.inputs) node.inputs.push_back(in ? &*in : nullptr);
-  for (size_t k = 0; k < c.requested.size(); ++k) {
-    node.outputs.push_back(c.requested[k] ? "output_" + std::to_string(k) : "");
-  }
-  return node;
-}
 
 // Runs every case both ways and expects each requested output to match;
 // returns the number of outputs compared. An output the policy mistrusts
@@ -61,7 +34,7 @@ int ExpectBodiesMatchKernels(const std::vector<ContribCase>& cases) {
     BodyComparison how;
     how.tolerance = [&](DataType dtype) { return SpecTolerancePolicy().For(c.op, dtype, c.facts); };
     how.mistrusted_must_be_exact = true;
-    compared += testing_util::ExpectBodyMatchesKernel(ContribNode(c), how);
+    compared += testing_util::ExpectBodyMatchesKernel(ContribNode(c, "contrib_body_check"), how);
   }
   return compared;
 }
@@ -92,14 +65,14 @@ TEST(ContribBodiesTest, ModelMustImportTheContribDomain) {
                 {draw.Make(DataType::kFloat, {1, 4}, -1, 1), draw.Make(DataType::kFloat, {4}, 0.5, 1.5)},
                 {true},
                 {}};
-  LoadedModel model = testing_util::SingleNodeModel(ContribNode(c));
+  LoadedModel model = testing_util::SingleNodeModel(ContribNode(c, "contrib_body_check"));
   auto without_import = std::make_shared<onnx::ModelProto>(*model.proto);
   without_import->mutable_opset_import()->RemoveLast();  // the contrib domain, imported last
   model.proto = without_import;
   StatusOr<std::unique_ptr<Evaluator>> evaluator = Evaluator::Create(model);
   ASSERT_FALSE(evaluator.ok());
   EXPECT_NE(evaluator.status().message().find(kContribDomain), std::string::npos) << evaluator.status().ToString();
-  EXPECT_TRUE(Evaluator::Create(testing_util::SingleNodeModel(ContribNode(c))).ok());
+  EXPECT_TRUE(Evaluator::Create(testing_util::SingleNodeModel(ContribNode(c, "contrib_body_check"))).ok());
 }
 
 // SimplifiedLayerNormalization: axis -1 (left out), 1 and 0 with scales of

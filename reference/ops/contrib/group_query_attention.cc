@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "reference/ops/common.h"
+#include "reference/ops/contrib/attention_common.h"
 #include "reference/ops/contrib/contrib.h"
 
 namespace parity::ops::contrib {
@@ -107,18 +108,9 @@ StatusOr<std::vector<Value>> GroupQueryAttention(const KernelContext &ctx) {
     }
   }
   const int64_t present_len = std::max(past_len, total);
-  const bool scale_given = ctx.has_attribute("scale");
-  const double scale = scale_given ? ctx.GetFloat("scale", 0.0f) : 1.0 / std::sqrt(static_cast<double>(head));
-  if (scale_given && scale == 0.0) {
-    return ctx.Error("scale 0 is not defined here (ONNX Runtime reads it as the default 1/sqrt(head_size))");
-  }
-  const double softcap = ctx.GetFloat("softcap", 0.0f);
-  if (softcap < 0.0) return ctx.Error("softcap must be 0 (none) or positive, got ", softcap);
-  const int64_t window = ctx.GetInt("local_window_size", -1);
-  if (window == 0 || window < -1) {
-    return ctx.Error("local_window_size must be -1 (none) or positive (the keys kept, the query's own included), got ",
-                     window);
-  }
+  PARITY_ASSIGN_OR_RETURN(const CausalAttentionAttributes attributes, ReadCausalAttentionAttributes(ctx, head));
+  const double scale = attributes.scale, softcap = attributes.softcap;
+  const int64_t window = attributes.window;
 
   const std::vector<double> q = query->ToDoubles(), k = key->ToDoubles(), v = value->ToDoubles();
   // present [B, Nkv, present_len, D]: the valid[b] - S cached rows, the new
@@ -150,7 +142,6 @@ StatusOr<std::vector<Value>> GroupQueryAttention(const KernelContext &ctx) {
         const int64_t position = valid[b] - q_len + i;
         const int64_t first = window < 0 ? 0 : std::max<int64_t>(0, position - window + 1);
         const int64_t base = (b * kv_heads + n / group) * present_len;
-        double max_score = -std::numeric_limits<double>::infinity();
         for (int64_t j = first; j <= position; ++j) {
           double s = 0.0;
           for (int64_t d = 0; d < head; ++d) {
@@ -159,32 +150,17 @@ StatusOr<std::vector<Value>> GroupQueryAttention(const KernelContext &ctx) {
           s *= scale;
           if (softcap > 0.0) s = softcap * std::tanh(s / softcap);
           scores[j] = s;
-          max_score = std::max(max_score, s);
         }
-        double sum = 0.0;
+        SoftmaxInPlace(scores, first, position);
         for (int64_t j = first; j <= position; ++j) {
-          scores[j] = std::exp(scores[j] - max_score);
-          sum += scores[j];
-        }
-        for (int64_t j = first; j <= position; ++j) {
-          const double p = scores[j] / sum;
+          const double p = scores[j];
           for (int64_t d = 0; d < head; ++d) {
             out[((b * q_len + i) * heads + n) * head + d] += p * pres_v[(base + j) * head + d];
           }
         }
       }
-  std::vector<Value> outputs;
-  PARITY_ASSIGN_OR_RETURN(Value y, MakeResult(ctx, dtype, {batch, q_len, heads * head}, out));
-  outputs.push_back(std::move(y));
-  if (ctx.output_count() > 1) {
-    PARITY_ASSIGN_OR_RETURN(Value pk, MakeResult(ctx, dtype, {batch, kv_heads, present_len, head}, pres_k));
-    outputs.push_back(std::move(pk));
-  }
-  if (ctx.output_count() > 2) {
-    PARITY_ASSIGN_OR_RETURN(Value pv, MakeResult(ctx, dtype, {batch, kv_heads, present_len, head}, pres_v));
-    outputs.push_back(std::move(pv));
-  }
-  return outputs;
+  return AttentionOutputs(ctx, dtype, {batch, q_len, heads * head}, out, {batch, kv_heads, present_len, head}, pres_k,
+                          {batch, kv_heads, present_len, head}, pres_v);
 }
 
 }  // namespace parity::ops::contrib

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "reference/ops/common.h"
+#include "reference/ops/contrib/attention_common.h"
 #include "reference/ops/contrib/contrib.h"
 
 namespace parity::ops::contrib {
@@ -164,7 +165,6 @@ StatusOr<std::vector<Value>> MultiHeadAttention(const KernelContext &ctx) {
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t n = 0; n < heads; ++n)
       for (int64_t i = 0; i < q_len; ++i) {
-        double max_score = -std::numeric_limits<double>::infinity();
         for (int64_t j = 0; j < total; ++j) {
           double s = 0.0;
           for (int64_t d = 0; d < head; ++d) {
@@ -177,32 +177,17 @@ StatusOr<std::vector<Value>> MultiHeadAttention(const KernelContext &ctx) {
           }
           if (block_at(b, i, j)) s += filter;
           scores[j] = s;
-          if (s > max_score) max_score = s;
         }
-        double sum = 0.0;
+        SoftmaxInPlace(scores, 0, total - 1);
         for (int64_t j = 0; j < total; ++j) {
-          scores[j] = std::exp(scores[j] - max_score);
-          sum += scores[j];
-        }
-        for (int64_t j = 0; j < total; ++j) {
-          const double p = scores[j] / sum;
+          const double p = scores[j];
           for (int64_t d = 0; d < v_head; ++d) {
             out[((b * q_len + i) * heads + n) * v_head + d] += p * pres_v[((b * heads + n) * total + j) * v_head + d];
           }
         }
       }
-  std::vector<Value> outputs;
-  PARITY_ASSIGN_OR_RETURN(Value y, MakeResult(ctx, dtype, {batch, q_len, heads * v_head}, out));
-  outputs.push_back(std::move(y));
-  if (ctx.output_count() > 1) {
-    PARITY_ASSIGN_OR_RETURN(Value pk, MakeResult(ctx, dtype, {batch, heads, total, head}, pres_k));
-    outputs.push_back(std::move(pk));
-  }
-  if (ctx.output_count() > 2) {
-    PARITY_ASSIGN_OR_RETURN(Value pv, MakeResult(ctx, dtype, {batch, heads, total, v_head}, pres_v));
-    outputs.push_back(std::move(pv));
-  }
-  return outputs;
+  return AttentionOutputs(ctx, dtype, {batch, q_len, heads * v_head}, out, {batch, heads, total, head}, pres_k,
+                          {batch, heads, total, v_head}, pres_v);
 }
 
 }  // namespace parity::ops::contrib

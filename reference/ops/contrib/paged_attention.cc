@@ -8,6 +8,7 @@
 #include <set>
 
 #include "reference/ops/common.h"
+#include "reference/ops/contrib/attention_common.h"
 #include "reference/ops/contrib/contrib.h"
 
 namespace parity::ops::contrib {
@@ -151,18 +152,9 @@ StatusOr<std::vector<Value>> PagedAttention(const KernelContext &ctx) {
       }
     }
   }
-  const bool scale_given = ctx.has_attribute("scale");
-  const double scale = scale_given ? ctx.GetFloat("scale", 0.0f) : 1.0 / std::sqrt(static_cast<double>(head));
-  if (scale_given && scale == 0.0) {
-    return ctx.Error("scale 0 is not defined here (ONNX Runtime reads it as the default 1/sqrt(head_size))");
-  }
-  const double softcap = ctx.GetFloat("softcap", 0.0f);
-  if (softcap < 0.0) return ctx.Error("softcap must be 0 (none) or positive, got ", softcap);
-  const int64_t window = ctx.GetInt("local_window_size", -1);
-  if (window == 0 || window < -1) {
-    return ctx.Error("local_window_size must be -1 (none) or positive (the keys kept, the query's own included), got ",
-                     window);
-  }
+  PARITY_ASSIGN_OR_RETURN(const CausalAttentionAttributes attributes, ReadCausalAttentionAttributes(ctx, head));
+  const double scale = attributes.scale, softcap = attributes.softcap;
+  const int64_t window = attributes.window;
 
   const std::vector<double> q = query->ToDoubles(), k = key->ToDoubles(), v = value->ToDoubles();
   // The caches as rows [num_blocks * block_size, Nkv * D]; all writes come
@@ -185,7 +177,6 @@ StatusOr<std::vector<Value>> PagedAttention(const KernelContext &ctx) {
         const int64_t position = past[b] + r - cumulative[b];
         const int64_t first = window < 0 ? 0 : std::max<int64_t>(0, position - window + 1);
         const int64_t kv = n / group;
-        double max_score = -std::numeric_limits<double>::infinity();
         for (int64_t j = first; j <= position; ++j) {
           double s = 0.0;
           for (int64_t d = 0; d < head; ++d) {
@@ -194,32 +185,17 @@ StatusOr<std::vector<Value>> PagedAttention(const KernelContext &ctx) {
           s *= scale;
           if (softcap > 0.0) s = softcap * std::tanh(s / softcap);
           scores[j] = s;
-          max_score = std::max(max_score, s);
         }
-        double sum = 0.0;
+        SoftmaxInPlace(scores, first, position);
         for (int64_t j = first; j <= position; ++j) {
-          scores[j] = std::exp(scores[j] - max_score);
-          sum += scores[j];
-        }
-        for (int64_t j = first; j <= position; ++j) {
-          const double p = scores[j] / sum;
+          const double p = scores[j];
           for (int64_t d = 0; d < head; ++d) {
             out[(r * heads + n) * head + d] += p * cache_v[slot(b, j) * width + kv * head + d];
           }
         }
       }
-  std::vector<Value> outputs;
-  PARITY_ASSIGN_OR_RETURN(Value y, MakeResult(ctx, dtype, {tokens, heads * head}, out));
-  outputs.push_back(std::move(y));
-  if (ctx.output_count() > 1) {
-    PARITY_ASSIGN_OR_RETURN(Value kc, MakeResult(ctx, dtype, key_cache->shape(), cache_k));
-    outputs.push_back(std::move(kc));
-  }
-  if (ctx.output_count() > 2) {
-    PARITY_ASSIGN_OR_RETURN(Value vc, MakeResult(ctx, dtype, value_cache->shape(), cache_v));
-    outputs.push_back(std::move(vc));
-  }
-  return outputs;
+  return AttentionOutputs(ctx, dtype, {tokens, heads * head}, out, key_cache->shape(), cache_k, value_cache->shape(),
+                          cache_v);
 }
 
 }  // namespace parity::ops::contrib
