@@ -9,6 +9,7 @@ debian_packages=(
   build-essential cmake ninja-build pkg-config
   protobuf-compiler libprotobuf-dev
   nlohmann-json3-dev
+  libssl-dev
   libgtest-dev libgmock-dev googletest
   libbenchmark-dev
   libze-dev libze1
