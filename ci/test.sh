@@ -34,6 +34,22 @@ build/parity eval build/corpus/functions --quiet --prefer-function-bodies \
 # onnx's Python reference is the third oracle of the function corpus (spec/functions/agreement.md).
 build/parity run --adapter onnx_reference --cases build/corpus/functions --out build/results/onnx_reference --fresh \
   --jobs "$(nproc)" --progress quiet --expect adapters/onnx_reference/expectations/functions.json
+
+echo "== variant graphs (spec/variants.md): validator, equivalence, selection and fallback"
+.venv/bin/python cases/variants/write_cases.py --out build/corpus/variants --parity build/parity --no-check
+build/parity check --cases build/corpus/variants/invalid
+build/parity check --cases build/corpus/variants/valid --equivalence
+# The reference with each of its targets must select what each case pins;
+# ONNX Runtime knows nothing of the field and must run every main graph.
+for targets in org.onnxparity.reference portable "org.onnxparity.reference,portable" "portable,org.onnxparity.reference"; do
+  build/parity run --adapter reference --cases build/corpus/variants/valid --variant-targets "$targets" \
+    --out "build/results/variants-reference-${targets:-none}" --fresh --jobs "$(nproc)" --progress quiet
+done
+build/parity run --adapter onnxruntime --cases build/corpus/variants/valid --out build/results/variants-onnxruntime \
+  --fresh --jobs "$(nproc)" --progress quiet
+build/parity eval build/corpus/variants/valid --quiet --variant-targets org.onnxparity.reference,portable
+.venv/bin/python cases/variants/weight_sharing.py --check
+
 build/parity report build/results/reference build/results/onnxruntime --out build/results/report
 
 if [ "${PARITY_SKIP_SANITIZERS:-0}" != 1 ]; then
@@ -62,6 +78,12 @@ if [ "${PARITY_SKIP_SANITIZERS:-0}" != 1 ]; then
   # sanitizer report in a worker ends its case as CRASH and fails the gate.
   build-asan/parity run --adapter reference --cases build/corpus/onnx_node --out build-asan/run-reference \
     --fresh --progress quiet --jobs "$(nproc)" --expect adapters/reference/expectations/onnx_node.json
+  # Variant entries: the validator on every invalid model, resolution and
+  # equivalence on every valid one, and the adapter resolving in its worker.
+  build-asan/parity check --cases build/corpus/variants/invalid > build-asan/variants-invalid.log
+  build-asan/parity check --cases build/corpus/variants/valid --equivalence > build-asan/variants-valid.log
+  build-asan/parity run --adapter reference --cases build/corpus/variants/valid --out build-asan/run-variants \
+    --fresh --progress quiet --jobs "$(nproc)" --variant-targets "org.onnxparity.reference,portable"
 fi
 echo "== all tests passed"
 echo "ci: ${unit_tests:-0} passed, 0 failed"

@@ -21,6 +21,7 @@
 #include "harness/shape_facts.h"
 #include "reference/eval/evaluator.h"
 #include "reference/eval/function_library.h"
+#include "reference/variants/variants.h"
 
 namespace parity {
 namespace {
@@ -50,7 +51,9 @@ bool UsesAFunctionBody(const onnx::ModelProto& model) {
 }
 
 // Runs one case on the reference and compares every data set.
-CaseResult EvaluateCase(CaseInfo info, const TolerancePolicy& policy, double timeout_seconds, bool prefer_bodies) {
+CaseResult EvaluateCase(CaseInfo info, const TolerancePolicy& policy, const EvalCommandOptions& options) {
+  const double timeout_seconds = options.timeout_seconds;
+  const bool prefer_bodies = options.prefer_function_bodies;
   CaseResult r;
   r.name = info.name;
   r.suite = info.suite;
@@ -58,6 +61,11 @@ CaseResult EvaluateCase(CaseInfo info, const TolerancePolicy& policy, double tim
   r.adapter = "reference";
   r.device = "cpu";
   r.repro = "parity eval " + ShellQuote(info.dir) + (prefer_bodies ? " --prefer-function-bodies" : "");
+  if (options.variant_targets) {
+    std::string joined;
+    for (const auto& t : *options.variant_targets) joined += (joined.empty() ? "" : ",") + t;
+    r.repro += " --variant-targets " + ShellQuote(joined);
+  }
   if (Status meta = ReadCaseMeta(info); !meta.ok()) {
     r.state = CaseState::kError;
     r.message = meta.ToString();
@@ -71,6 +79,27 @@ CaseResult EvaluateCase(CaseInfo info, const TolerancePolicy& policy, double tim
     return r;
   }
   r.op = CaseOperator(info, *model->proto);
+  if (options.variant_targets && HasVariants(*model->proto)) {
+    // The model a backend with these targets runs (spec/variants.md, "Resolution").
+    ResolveOptions resolve;
+    resolve.targets = *options.variant_targets;
+    StatusOr<ResolvedModel> resolved = ResolveVariants(*model, resolve);
+    if (!resolved.ok()) {
+      r.state = CaseState::kFail;
+      r.message = resolved.status().ToString();
+      return r;
+    }
+    for (const EntryDecision& d : resolved->decisions) {
+      r.variants.push_back({{"entry", d.id}, {"chosen", d.selected ? d.call : "main"}});
+    }
+    auto proto = std::make_shared<onnx::ModelProto>(std::move(resolved->model));
+    if (Status lowered = LowerReferenceCompiled(*proto); !lowered.ok()) {
+      r.state = CaseState::kFail;
+      r.message = lowered.ToString();
+      return r;
+    }
+    model->proto = std::move(proto);
+  }
   StatusOr<std::vector<DataSet>> sets = ReadDataSets(info, *model->proto);
   if (!sets.ok()) {
     r.state = CaseState::kError;
@@ -175,7 +204,7 @@ int RunEvalCommand(const EvalCommandOptions& options) {
   const int jobs = options.jobs > 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
   auto worker = [&] {
     for (size_t i = next++; i < cases.size(); i = next++) {
-      CaseResult r = EvaluateCase(cases[i], *policy, options.timeout_seconds, options.prefer_function_bodies);
+      CaseResult r = EvaluateCase(cases[i], *policy, options);
       covered[i] = ApplyExpectation(r, expectations.get());
       if (journal.is_open()) {
         std::lock_guard<std::mutex> lock(journal_mutex);

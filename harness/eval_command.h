@@ -4,6 +4,7 @@
 // summary.json.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct EvalCommandOptions {
   // even where a kernel exists: checks the bodies against expected outputs
   // that the kernels wrote (the new-functions issue's body consistency).
   bool prefer_function_bodies = false;
+  // Resolve each model's variant entries for these targets first
+  // (spec/variants.md); unset: run the main graph, entries ignored.
+  std::optional<std::vector<std::string>> variant_targets;
 };
 
 // Returns the process exit status: 0 when no case fails the gate, 1 when

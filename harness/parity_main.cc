@@ -10,11 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "harness/check_command.h"
+#include "harness/variant_commands.h"
 #include "harness/eval_command.h"
 #include "harness/expect_command.h"
 #include "harness/run/merge_command.h"
 #include "harness/run/run_command.h"
+#include "harness/run/variant_check.h"
 #include "reports/report_command.h"
 #include "reference/core/status.h"
 #include "reference/core/tensor.h"
@@ -28,21 +29,37 @@ constexpr const char* kUsage = R"(usage:
   parity corpus malformed --out DIR
       writes models that break one rule each, which every loader must refuse cleanly
   parity eval PATH... [--out DIR] [--filter GLOB] [--expect FILE] [--jobs N] [--timeout S] [--tolerance FILE] [--quiet]
-             [--prefer-function-bodies]
+             [--prefer-function-bodies] [--variant-targets T1,T2]
       runs the reference evaluator in process on case folders (or folders of them);
       a run over S seconds (default 60) stops between two nodes and ends TIMEOUT.
       --prefer-function-bodies expands every operator with a body in spec/functions/
-      from it even where a kernel exists, to check the bodies against the kernels
-  parity check MODEL...
-      validates models and prints every problem found
+      from it even where a kernel exists, to check the bodies against the kernels.
+      --variant-targets resolves each model's variant entries for those targets
+      first ("" selects none) and runs what a backend with them would run
+  parity check MODEL... [--equivalence] [--tolerance FILE]
+      validates models (the IR's rules and the variant entries' of spec/variants.md)
+      and prints every problem found; --equivalence also runs every variant
+      entry against the main graph on generated inputs and prints its largest errors
+  parity check --cases CASE_DIR... [--equivalence]
+      the gate of cases/variants/: a case whose case.json has "check" must be
+      refused with that rule and message; every other case must be valid
+  parity resolve MODEL --target T... | --entry ID... --out FILE
+      writes the model a backend with targets T (preferred first; "portable"
+      takes entries with no target) runs, and prints each entry's fate
+  parity stamp MODEL [--out FILE] [--all]
+      writes the region hash into the __hash__ of Compiled entries (empty ones, or all)
   parity expect CASE_DIR... [--force]
       writes each case's expected outputs (output_K.pb) with the reference
       evaluator; for case generators. Existing outputs are kept unless --force
   parity run --adapter NAME|PATH [--device D] --cases DIR... [--filter GLOB] [--filter-file FILE]
              [--shard I/N] [--out DIR] [--timeout S] [--expect FILE]... [--no-fallback] [--jobs N]
              [--warm-repeats N] [--worker-memory-limit MIB] [--fresh] [--progress bar|lines|quiet]
+             [--variant-targets T1,T2]
       runs cases on an adapter, each in a worker process; a case over S seconds
       (default 60) is TIMEOUT, a worker that dies is CRASH and is restarted.
+      --variant-targets sends these targets (preferred first; "" an empty list, which
+      leaves the choice to the adapter) to every session instead of case.json's or
+      those the adapter declares.
       Results are appended to DIR/results.jsonl (default out/run) as cases end;
       the same command again resumes an interrupted run. Exit status: 0 gate
       passed, 1 gate failed, 2 bad arguments, 3 cases ended in ERROR
@@ -142,6 +159,14 @@ int RunEval(const std::vector<std::string>& args) {
     else if (a == "--timeout" && TakeValue(args, i, &v)) options.timeout_seconds = std::atof(v.c_str());
     else if (a == "--quiet") options.quiet = true;
     else if (a == "--prefer-function-bodies") options.prefer_function_bodies = true;
+    else if (a == "--variant-targets" && TakeValue(args, i, &v)) {
+      options.variant_targets.emplace();
+      for (size_t start = 0; start <= v.size();) {
+        const size_t comma = std::min(v.find(',', start), v.size());
+        if (comma > start) options.variant_targets->push_back(v.substr(start, comma - start));
+        start = comma + 1;
+      }
+    }
     else if (a.rfind("--", 0) == 0) return Usage("eval: unknown or incomplete option '" + a + "'");
     else options.paths.push_back(a);
   }
@@ -189,6 +214,7 @@ int RunRun(const std::vector<std::string>& args) {
       options.expectations += (options.expectations.empty() ? "" : ",") + v;  // repeated: one list
     } else if (a == "--tolerance" && TakeValue(args, i, &v)) options.tolerance = v;
     else if (a == "--no-fallback") options.no_fallback = true;
+    else if (a == "--variant-targets" && TakeValue(args, i, &v)) options.variant_targets = parity::SplitTargets(v);
     else if (a == "--fresh") options.fresh = true;
     else if ((a == "--jobs" || a == "--warm-repeats" || a == "--worker-memory-limit") && TakeValue(args, i, &v)) {
       if (!ParseNumber(v, &number) || number < 0 || number != static_cast<int64_t>(number)) {
@@ -231,12 +257,6 @@ int RunMerge(const std::vector<std::string>& args) {
   return parity::RunMergeCommand(dirs, out);
 }
 
-int RunCheck(const std::vector<std::string>& args) {
-  if (args.empty()) return Usage("check: give at least one model");
-  int worst = 0;
-  for (const auto& path : args) worst = std::max(worst, parity::RunCheckCommand(path));
-  return worst;
-}
 
 }  // namespace
 
@@ -261,7 +281,9 @@ int Main(int argc, char** argv) {
   if (!ApplyMemoryLimit(args)) return Usage("--memory-limit takes a positive number of MiB");
   if (command == "corpus") return RunCorpus(args);
   if (command == "eval") return RunEval(args);
-  if (command == "check") return RunCheck(args);
+  if (command == "check") return parity::RunCheckArgs(args);
+  if (command == "resolve") return parity::RunResolveCommand(args);
+  if (command == "stamp") return parity::RunStampCommand(args);
   if (command == "run") return RunRun(args);
   if (command == "merge") return RunMerge(args);
   if (command == "report") return parity::RunReportCommand(args);

@@ -79,6 +79,14 @@ nlohmann::json ToJson(const CaseResult& r) {
       {"placement", r.placement},
       {"repro", r.repro},
   };
+  if (r.variant_targets) j["variant_targets"] = *r.variant_targets;
+  if (r.variants_expected) j["variants_expected"] = *r.variants_expected;
+  // Only a model with variant entries has a stripped twin; other lines stay as they were.
+  if (r.load_ms_stripped_cold || !r.load_ms_stripped_warm.empty()) {
+    j["load_ms_stripped_cold"] =
+        r.load_ms_stripped_cold ? nlohmann::json(*r.load_ms_stripped_cold) : nlohmann::json(nullptr);
+    j["load_ms_stripped_warm"] = TimingStats(r.load_ms_stripped_warm);
+  }
   if (!r.message.empty()) j["message"] = r.message;
   if (!r.expectation.empty()) j["expectation"] = r.expectation;
   if (r.gate_failure) j["gate_failure"] = true;
@@ -110,6 +118,24 @@ StatusOr<CaseResult> CaseResultFromJson(const nlohmann::json& j) {
     // The journal keeps statistics, not every repeat; the median stands for them.
     r.load_ms_warm = {j["load_ms_warm"]["median"].get<double>()};
   }
+  if (j.contains("load_ms_stripped_cold") && j["load_ms_stripped_cold"].is_number()) {
+    r.load_ms_stripped_cold = j["load_ms_stripped_cold"].get<double>();
+  }
+  if (j.contains("load_ms_stripped_warm") && j["load_ms_stripped_warm"].is_object() &&
+      j["load_ms_stripped_warm"].contains("median") && j["load_ms_stripped_warm"]["median"].is_number()) {
+    r.load_ms_stripped_warm = {j["load_ms_stripped_warm"]["median"].get<double>()};
+  }
+  // Lists of names; lines written before these fields existed have none.
+  auto names = [&](const char* key) -> std::optional<std::vector<std::string>> {
+    if (!j.contains(key) || !j[key].is_array()) return std::nullopt;
+    std::vector<std::string> list;
+    for (const auto& item : j[key]) {
+      if (item.is_string()) list.push_back(item.get<std::string>());
+    }
+    return list;
+  };
+  r.variant_targets = names("variant_targets");
+  r.variants_expected = names("variants_expected");
   if (j.contains("run_ms") && j["run_ms"].is_number()) r.run_ms = j["run_ms"].get<double>();
   r.gate_failure = j.contains("gate_failure") && j["gate_failure"].is_boolean() && j["gate_failure"].get<bool>();
   if (j.contains("outputs")) r.outputs = j["outputs"];
@@ -128,12 +154,47 @@ void Summary::Add(const CaseResult& r) {
     const nlohmann::json stats = TimingStats(r.load_ms_warm);
     load_ms_warm_median.push_back(stats["median"].get<double>());
   }
+  if (r.load_ms_stripped_cold || !r.load_ms_stripped_warm.empty()) {
+    auto median = [](const std::vector<double>& v) -> std::optional<double> {
+      if (v.empty()) return std::nullopt;
+      return TimingStats(v)["median"].get<double>();
+    };
+    variant_load.push_back({r.load_ms_cold, median(r.load_ms_warm), r.load_ms_stripped_cold,
+                            median(r.load_ms_stripped_warm)});
+  }
+}
+
+nlohmann::json VariantLoadStats(const std::vector<VariantLoadSample>& samples) {
+  std::vector<double> cold, warm, stripped_cold, stripped_warm, cold_ratio, warm_ratio;
+  for (const VariantLoadSample& s : samples) {
+    if (s.cold) cold.push_back(*s.cold);
+    if (s.warm) warm.push_back(*s.warm);
+    if (s.stripped_cold) stripped_cold.push_back(*s.stripped_cold);
+    if (s.stripped_warm) stripped_warm.push_back(*s.stripped_warm);
+    // A ratio needs both times, and a stripped time above zero.
+    if (s.cold && s.stripped_cold && *s.stripped_cold > 0) cold_ratio.push_back(*s.cold / *s.stripped_cold);
+    if (s.warm && s.stripped_warm && *s.stripped_warm > 0) warm_ratio.push_back(*s.warm / *s.stripped_warm);
+  }
+  if (cold.empty() || stripped_cold.empty()) return nullptr;
+  auto median = [](const std::vector<double>& v) {
+    const nlohmann::json stats = TimingStats(v);
+    return stats.is_null() ? nlohmann::json(nullptr) : stats["median"];
+  };
+  return {{"cases", samples.size()},
+          {"cold", TimingStats(cold)},
+          {"warm_median", TimingStats(warm)},
+          {"stripped_cold", TimingStats(stripped_cold)},
+          {"stripped_warm_median", TimingStats(stripped_warm)},
+          {"cold_ratio", median(cold_ratio)},
+          {"warm_ratio", median(warm_ratio)}};
 }
 
 nlohmann::json Summary::ToJson() const {
   nlohmann::json load = {{"cold", TimingStats(load_ms_cold)}, {"warm_median", TimingStats(load_ms_warm_median)}};
-  return {{"total", total},         {"by_state", by_state}, {"by_operator", by_operator},
-          {"by_suite", by_suite},   {"load_ms", load}};
+  nlohmann::json j = {{"total", total},       {"by_state", by_state}, {"by_operator", by_operator},
+                      {"by_suite", by_suite}, {"load_ms", load}};
+  if (nlohmann::json variant = VariantLoadStats(variant_load); !variant.is_null()) j["variant_load_ms"] = variant;
+  return j;
 }
 
 }  // namespace parity

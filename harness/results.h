@@ -40,6 +40,16 @@ struct CaseResult {
   double run_ms = 0;                   // all data sets
   nlohmann::json outputs = nlohmann::json::array();    // per output: verdict and error statistics
   nlohmann::json variants = nlohmann::json::array();   // {"entry", "chosen"} per variant entry
+  // Variant targets sent with the session options, preferred first; unset
+  // when the case never reached session creation.
+  std::optional<std::vector<std::string>> variant_targets;
+  // For a model with variant entries: the entry ids the adapter had to
+  // select (case.json's pinned selection, else the reference's resolution).
+  std::optional<std::vector<std::string>> variants_expected;
+  // For a model with variant entries: session creation of the same model
+  // with its entries stripped, cold and each warm repeat, milliseconds.
+  std::optional<double> load_ms_stripped_cold;
+  std::vector<double> load_ms_stripped_warm;
   nlohmann::json placement = nlohmann::json::object(); // device -> node count
   std::string repro;  // one command that reproduces this case
   // The gate must see this case: a state that fails it, or one the
@@ -60,6 +70,19 @@ StatusOr<CaseResult> CaseResultFromJson(const nlohmann::json& line);
 // {"median", "min", "max", "repeats"} of a list of timings; null when empty.
 nlohmann::json TimingStats(std::vector<double> values);
 
+// One case of a model with variant entries, for the comparison of its
+// session creation with that of its stripped twin (summary.json's
+// "variant_load_ms"): each time in milliseconds, the warm ones the median of
+// the case's warm repeats.
+struct VariantLoadSample {
+  std::optional<double> cold, warm, stripped_cold, stripped_warm;
+};
+// {"cases", "cold", "warm_median", "stripped_cold", "stripped_warm_median",
+// "cold_ratio", "warm_ratio"} over the samples; null when no sample has both
+// cold times. Ratios are the medians of the per-case ratios (with entries /
+// stripped), over the cases that have both times.
+nlohmann::json VariantLoadStats(const std::vector<VariantLoadSample>& samples);
+
 // Counts by state, overall, per operator and per suite, and load-time statistics.
 struct Summary {
   std::map<std::string, int> by_state;
@@ -67,6 +90,7 @@ struct Summary {
   std::map<std::string, std::map<std::string, int>> by_suite;     // suite -> state -> count
   std::vector<double> load_ms_cold;
   std::vector<double> load_ms_warm_median;  // one per case that had warm repeats
+  std::vector<VariantLoadSample> variant_load;  // one per case with a stripped twin measured
   int total = 0;
   void Add(const CaseResult& result);
   nlohmann::json ToJson() const;

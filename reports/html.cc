@@ -259,6 +259,22 @@ void RenderLoadTimes(const std::vector<RunData>& runs, std::ostringstream& h) {
   h << "</table>";
 }
 
+void RenderVariantLoadTimes(const std::vector<RunData>& runs, std::ostringstream& h) {
+  const FactRows rows = VariantLoadRows(runs);
+  if (rows.empty()) return;
+  h << "<h3>Variant models: session creation against the same model without entries</h3><p class=\"muted\">Each "
+       "model with variant entries is also loaded with its entries stripped, with the same options; a ratio above 1 "
+       "is what the entries cost at session creation.</p><table id=\"variant-load\"><tr><th>ms</th>";
+  for (const RunData& run : runs) h << "<th>" << HtmlEscape(run.label) << "</th>";
+  h << "</tr>";
+  for (const auto& [what, values] : rows) {
+    h << "<tr><th>" << HtmlEscape(what) << "</th>";
+    for (const std::string& v : values) h << "<td class=\"num\">" << HtmlEscape(v) << "</td>";
+    h << "</tr>";
+  }
+  h << "</table>";
+}
+
 }  // namespace
 
 std::string RenderHtml(const std::vector<RunData>& runs, const std::string& title) {
@@ -284,6 +300,7 @@ std::string RenderHtml(const std::vector<RunData>& runs, const std::string& titl
   for (const RunData& run : runs) RenderFailures(run, h);
   h << "\n";
   RenderLoadTimes(runs, h);
+  RenderVariantLoadTimes(runs, h);
   h << "\n</body></html>\n";
   return h.str();
 }

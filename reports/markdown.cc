@@ -163,6 +163,21 @@ void RenderLoadTimes(const std::vector<RunData>& runs, std::ostringstream& md) {
   md << "\n";
 }
 
+void RenderVariantLoadTimes(const std::vector<RunData>& runs, std::ostringstream& md) {
+  const FactRows rows = VariantLoadRows(runs);
+  if (rows.empty()) return;
+  md << "## Variant models: session creation against the same model without entries\n\n"
+        "Each model with variant entries is also loaded with its entries stripped, with the same options; a ratio "
+        "above 1 is what the entries cost at session creation.\n\n"
+     << HeaderRow({"ms"}, runs);
+  for (const auto& [what, values] : rows) {
+    std::vector<std::string> cells = {what};
+    for (const std::string& v : values) cells.push_back(MarkdownCell(v));
+    md << Row(cells);
+  }
+  md << "\n";
+}
+
 }  // namespace
 
 std::string RenderMarkdown(const std::vector<RunData>& runs, const std::string& title) {
@@ -179,6 +194,7 @@ std::string RenderMarkdown(const std::vector<RunData>& runs, const std::string& 
   md << "## Failing cases\n\nStates that fail the gate, ERROR and MISTRUSTED; the repro lines run one case alone.\n\n";
   for (const RunData& run : runs) RenderFailures(run, md);
   RenderLoadTimes(runs, md);
+  RenderVariantLoadTimes(runs, md);
   std::vector<std::string> warnings;
   for (const RunData& run : runs) warnings.insert(warnings.end(), run.warnings.begin(), run.warnings.end());
   if (!warnings.empty()) {

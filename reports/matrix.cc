@@ -157,6 +157,39 @@ FactRows RunFacts(const std::vector<RunData>& runs) {
   return rows;
 }
 
+FactRows VariantLoadRows(const std::vector<RunData>& runs) {
+  FactRows rows = {{"models with entries measured", {}},
+                   {"cold, median: with entries / stripped", {}},
+                   {"cold, ratio (median per model)", {}},
+                   {"warm, median of medians: with entries / stripped", {}},
+                   {"warm, ratio (median per model)", {}}};
+  bool any = false;
+  const auto ms = [](const nlohmann::json& stats) {
+    return stats.is_object() && stats["median"].is_number() ? FormatMs(stats["median"].get<double>())
+                                                            : std::string("–");
+  };
+  const auto ratio = [](const nlohmann::json& r) {
+    if (!r.is_number()) return std::string("–");
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f×", r.get<double>());
+    return std::string(text);
+  };
+  for (const RunData& run : runs) {
+    const nlohmann::json v = VariantLoadOf(run);
+    if (v.is_null()) {
+      for (auto& row : rows) row.second.push_back("–");
+      continue;
+    }
+    any = true;
+    rows[0].second.push_back(std::to_string(v["cases"].get<int>()));
+    rows[1].second.push_back(ms(v["cold"]) + " / " + ms(v["stripped_cold"]));
+    rows[2].second.push_back(ratio(v["cold_ratio"]));
+    rows[3].second.push_back(ms(v["warm_median"]) + " / " + ms(v["stripped_warm_median"]));
+    rows[4].second.push_back(ratio(v["warm_ratio"]));
+  }
+  return any ? rows : FactRows{};
+}
+
 LoadTimes LoadTimes::Of(const RunData& run) {
   LoadTimes t;
   for (const CaseRecord& r : run.results) {

@@ -59,6 +59,11 @@ std::vector<const CaseRecord*> ListedFailures(const RunData& run);
 using FactRows = std::vector<std::pair<std::string, std::vector<std::string>>>;
 FactRows RunFacts(const std::vector<RunData>& runs);
 
+// The rows of the table "Variant models: session creation against the same
+// model without entries": (what, one formatted value per run); empty when no
+// run measured a stripped twin.
+FactRows VariantLoadRows(const std::vector<RunData>& runs);
+
 // Session creation times of one run, in milliseconds.
 struct LoadTimes {
   std::vector<double> cold;         // per case, sorted

@@ -10,6 +10,8 @@
 #include <set>
 #include <sstream>
 
+#include "harness/results.h"
+
 namespace parity {
 namespace {
 
@@ -77,6 +79,11 @@ Status ParseRecord(const json& j, CaseRecord* r) {
   if (auto warm = j.find("load_ms_warm"); warm != j.end() && !warm->is_null()) {
     if (!warm->is_object()) return InvalidArgument("field \"load_ms_warm\" is not an object");
     PARITY_RETURN_IF_ERROR(TakeOptionalNumber(*warm, "median", &r->load_ms_warm_median));
+  }
+  PARITY_RETURN_IF_ERROR(TakeOptionalNumber(j, "load_ms_stripped_cold", &r->load_ms_stripped_cold));
+  if (auto warm = j.find("load_ms_stripped_warm"); warm != j.end() && !warm->is_null()) {
+    if (!warm->is_object()) return InvalidArgument("field \"load_ms_stripped_warm\" is not an object");
+    PARITY_RETURN_IF_ERROR(TakeOptionalNumber(*warm, "median", &r->load_ms_stripped_warm_median));
   }
   std::optional<double> run_ms;
   PARITY_RETURN_IF_ERROR(TakeOptionalNumber(j, "run_ms", &run_ms));
@@ -292,6 +299,15 @@ json Stats(std::vector<double> values) {
   return {{"median", median}, {"min", values.front()}, {"max", values.back()}, {"repeats", n}};
 }
 
+json VariantLoadOf(const RunData& data) {
+  std::vector<VariantLoadSample> samples;
+  for (const CaseRecord& r : data.results) {
+    if (!r.load_ms_stripped_cold && !r.load_ms_stripped_warm_median) continue;
+    samples.push_back({r.load_ms_cold, r.load_ms_warm_median, r.load_ms_stripped_cold, r.load_ms_stripped_warm_median});
+  }
+  return VariantLoadStats(samples);
+}
+
 json ComputeSummary(const RunData& data) {
   // Start from the previous summary so that fields this code does not know
   // (and those it carries over by design) survive a refresh.
@@ -316,6 +332,11 @@ json ComputeSummary(const RunData& data) {
   s["by_operator"] = by_operator;
   s["by_suite"] = by_suite;
   s["load_ms"] = {{"cold", Stats(cold)}, {"warm_median", Stats(warm)}};
+  if (json variant = VariantLoadOf(data); !variant.is_null()) {
+    s["variant_load_ms"] = std::move(variant);
+  } else {
+    s.erase("variant_load_ms");  // a previous summary's figures no longer hold
+  }
   if (!s.contains("adapter")) s["adapter"] = {{"name", data.adapter}};
   if (!s.contains("device") && !data.device.empty()) s["device"] = {{"name", data.device}};
   if (!s.contains("shard")) s["shard"] = data.run.value("shard", json());

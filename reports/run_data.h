@@ -33,6 +33,10 @@ struct CaseRecord {
   std::string repro;
   std::optional<double> load_ms_cold;         // null when the session was never created
   std::optional<double> load_ms_warm_median;  // median of the warm repeats
+  // A model with variant entries: the same model with its entries stripped
+  // (spec/results.md); absent on other cases and on older lines.
+  std::optional<double> load_ms_stripped_cold;
+  std::optional<double> load_ms_stripped_warm_median;
   double run_ms = 0;
   // The line's "gate_failure": the gate counts this case even where its state
   // alone would not (a state its expectations entry did not foresee).
@@ -81,6 +85,11 @@ Status ParseResultsJournal(const std::string& text, const std::string& path, Run
 // Gives every run a distinct label: the folder name is added where two runs
 // share adapter@device.
 void AssignLabels(std::vector<RunData>& runs);
+
+// summary.json's "variant_load_ms" of one run: session creation of the
+// models with variant entries against their stripped twins (VariantLoadStats
+// in harness/results.h); null when no case measured a twin.
+nlohmann::json VariantLoadOf(const RunData& data);
 
 // summary.json as spec/results.md describes it, computed from the results and
 // the plan (gate_failures counts the lines with gate_failure); adapter,

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <random>
 
 #include "adapters/reference/reference_session.h"
@@ -33,6 +34,7 @@ enum class Fault {
   kUnsupported,  // create_session fails with UNSUPPORTED
   kStdoutNoise,  // junk on stdout in create_session and run, which then work
   kFellBack,     // the report places the first node on "cpu-fallback"
+  kWrongVariant, // the report says the first variant entry went the other way than it did
 };
 
 struct FaultName {
@@ -53,6 +55,7 @@ constexpr FaultName kFaultNames[] = {
     {"unsupported", Fault::kUnsupported},
     {"stdout_noise", Fault::kStdoutNoise},
     {"fell_back", Fault::kFellBack},
+    {"wrong_variant", Fault::kWrongVariant},
 };
 
 constexpr size_t kLeakBytes = size_t{64} << 20;
@@ -183,8 +186,9 @@ const parity_capabilities kCapabilities = {
     .operators = kOperators,
     .data_type_count = 0,  // every data type
     .data_types = nullptr,
-    .variant_target_count = 0,
-    .variant_targets = nullptr,
+    // The reference's own, so a lie about selection (wrong_variant) has a selection to lie about.
+    .variant_target_count = std::size(parity::adapters::kReferenceVariantTargets),
+    .variant_targets = parity::adapters::kReferenceVariantTargets,
     .honours_aliasing = 0,     // outputs are always fresh buffers
     .can_forbid_fallback = 1,  // it never falls back
 };
@@ -220,6 +224,10 @@ parity_status* CreateSession(const void* model, size_t model_size, const parity_
     if (!created.ok()) return ToAbiStatus(created.status());
     auto* s = new parity_session{std::move(created).value(), fault};
     if (fault == Fault::kFellBack) s->reference->PlaceNode(0, "cpu-fallback");
+    if (fault == Fault::kWrongVariant && !s->reference->variant_decisions().empty()) {
+      const parity::EntryDecision& first = s->reference->variant_decisions().front();
+      s->reference->ReportVariant(0, first.selected ? "main" : first.call);
+    }
     if (report) *report = s->reference->report();
     *session = s;
     return nullptr;

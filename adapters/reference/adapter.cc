@@ -1,6 +1,7 @@
 // The reference adapter: the reference evaluator behind the adapter C ABI
 // (spec/abi/parity_adapter.h), so the harness can run it like any backend.
 #include <cstring>
+#include <iterator>
 #include <set>
 #include <string>
 #include <vector>
@@ -44,8 +45,9 @@ struct Capabilities {
     table.operators = operators.data();
     table.data_type_count = 0;  // every data type
     table.data_types = nullptr;
-    table.variant_target_count = 0;
-    table.variant_targets = nullptr;
+    // It resolves entries for these targets and runs the result (reference_session.h).
+    table.variant_target_count = std::size(parity::adapters::kReferenceVariantTargets);
+    table.variant_targets = parity::adapters::kReferenceVariantTargets;
     table.honours_aliasing = 0;     // outputs are always fresh buffers
     table.can_forbid_fallback = 1;  // it never falls back
   }

@@ -19,6 +19,8 @@
 #include "reference/eval/evaluator.h"
 #include "reference/model/loader.h"
 #include "reference/model/tensor_io.h"
+#include "reference/model/validator.h"
+#include "reference/variants/variants.h"
 #include "spec/abi/parity_adapter.h"
 
 // The ABI's opaque status. Each adapter library has its own copy of this
@@ -86,7 +88,14 @@ parity_status* Guarded(const char* call, Body&& body) noexcept {
   }
 }
 
-// One model on the reference evaluator, on the device "cpu".
+// The variant targets the reference declares, preferred first: Compiled
+// entries for the reference itself (their __binary__ is a FunctionProto),
+// then entries that name no target (spec/variants.md, "Resolution").
+inline const char* const kReferenceVariantTargets[] = {kReferenceTarget, kPortableTarget};
+
+// One model on the reference evaluator, on the device "cpu". A model with
+// variant entries is resolved for the options' targets (or, when they list
+// none, kReferenceVariantTargets) and the resolved model is what runs.
 // Ownership: outputs and the report point into the session, valid until the
 // next Run (outputs) or the session's destruction (both).
 class ReferenceSession {
@@ -110,9 +119,19 @@ class ReferenceSession {
     PARITY_ASSIGN_OR_RETURN(
         LoadedModel loaded,
         LoadModelBytes(std::string_view(static_cast<const char*>(model), model ? model_size : 0), name));
+    std::vector<EntryDecision> decisions;
+    if (HasVariants(*loaded.proto)) {
+      std::vector<std::string> targets;
+      for (size_t i = 0; options && options->variant_targets && i < options->variant_target_count; ++i) {
+        if (options->variant_targets[i]) targets.emplace_back(options->variant_targets[i]);
+      }
+      // An empty list is "the adapter's own choice" (spec/abi/parity_adapter.h).
+      if (targets.empty()) targets.assign(std::begin(kReferenceVariantTargets), std::end(kReferenceVariantTargets));
+      PARITY_ASSIGN_OR_RETURN(loaded, Resolve(loaded, targets, &decisions));
+    }
     PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> evaluator, Evaluator::Create(std::move(loaded)));
     std::unique_ptr<ReferenceSession> session(new ReferenceSession(std::move(evaluator)));
-    session->BuildReport();
+    session->BuildReport(std::move(decisions));
     return session;
   }
 
@@ -188,23 +207,60 @@ class ReferenceSession {
     node_devices_[index] = std::move(device);
     placement_[index].device = node_devices_[index].c_str();
   }
+  // The resolution's decision on each variant entry, in CollectEntries
+  // order; empty for a model without entries.
+  const std::vector<EntryDecision>& variant_decisions() const { return decisions_; }
+  // Reports `chosen` for entry `index` whatever was run (fault injection).
+  void ReportVariant(size_t index, std::string chosen) {
+    if (index >= variant_chosen_.size()) return;
+    variant_chosen_[index] = std::move(chosen);
+    variants_[index].chosen = variant_chosen_[index].c_str();
+  }
 
  private:
   explicit ReferenceSession(std::unique_ptr<Evaluator> evaluator) : evaluator_(std::move(evaluator)) {}
 
-  // Every top-level node runs on "cpu"; the reference selects no variants.
-  void BuildReport() {
+  // The model a backend with `targets` runs: entries resolved, then Compiled
+  // calls for the reference lowered to the functions their blobs carry.
+  static StatusOr<LoadedModel> Resolve(const LoadedModel& loaded, const std::vector<std::string>& targets,
+                                       std::vector<EntryDecision>* decisions) {
+    // Resolution assumes a model that passed the IR's rules (variants.h).
+    if (std::vector<Status> problems = ValidateModel(loaded); !problems.empty()) {
+      std::string message = problems[0].message();
+      if (problems.size() > 1) message += StrCat(" (and ", problems.size() - 1, " more problems)");
+      return Status(problems[0].code(), message);
+    }
+    ResolveOptions options;
+    options.targets = targets;
+    PARITY_ASSIGN_OR_RETURN(ResolvedModel resolved, ResolveVariants(loaded, options));
+    PARITY_RETURN_IF_ERROR(LowerReferenceCompiled(resolved.model));
+    *decisions = std::move(resolved.decisions);
+    return LoadedModel{std::make_shared<const onnx::ModelProto>(std::move(resolved.model)), loaded.name,
+                       loaded.base_dir};
+  }
+
+  // Every top-level node of the model that runs is on "cpu"; one choice per
+  // variant entry: the call it substituted, or "main".
+  void BuildReport(std::vector<EntryDecision> decisions) {
     const onnx::GraphProto& graph = evaluator_->model().proto->graph();
     for (int i = 0; i < graph.node_size(); ++i) {
       const onnx::NodeProto& node = graph.node(i);
       node_names_.push_back(node.name().empty() ? StrCat(node.op_type(), "#", i) : node.name());
       node_devices_.push_back("cpu");
     }
+    decisions_ = std::move(decisions);
+    for (const EntryDecision& d : decisions_) {
+      variant_entries_.push_back(d.id);
+      variant_chosen_.push_back(d.selected ? d.call : "main");
+    }
     // The strings are all in place before any pointer into them is taken.
     for (size_t i = 0; i < node_names_.size(); ++i) {
       placement_.push_back({node_names_[i].c_str(), node_devices_[i].c_str()});
     }
-    report_ = {0, nullptr, placement_.size(), placement_.data()};
+    for (size_t i = 0; i < variant_entries_.size(); ++i) {
+      variants_.push_back({variant_entries_[i].c_str(), variant_chosen_[i].c_str()});
+    }
+    report_ = {variants_.size(), variants_.data(), placement_.size(), placement_.data()};
   }
 
   static const onnx::TensorProto* FindInitializer(const onnx::GraphProto& graph, const std::string& name) {
@@ -277,6 +333,10 @@ class ReferenceSession {
   std::vector<std::string> node_names_;
   std::vector<std::string> node_devices_;
   std::vector<parity_node_placement> placement_;
+  std::vector<EntryDecision> decisions_;
+  std::vector<std::string> variant_entries_;
+  std::vector<std::string> variant_chosen_;
+  std::vector<parity_variant_choice> variants_;
   parity_session_report report_{};
 };
 

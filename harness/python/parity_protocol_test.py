@@ -48,7 +48,7 @@ ECHO_ADAPTER = textwrap.dedent('''
                 raise protocol.AdapterError(protocol.OUT_OF_MEMORY, "no memory for a second session")
             if model == b"unsupported":
                 raise protocol.AdapterError(protocol.UNSUPPORTED, "no kernel for Boom")
-            report = protocol.SessionReport(variants=[("graph:0", "main")], placement=[("n0", options.device)])
+            report = protocol.SessionReport(variants=[("e0", "main")], placement=[("n0", options.device)])
             return {"model": model, "device": options.device, "fallback": options.allow_fallback}, report
 
         def run(self, session, inputs):
@@ -199,7 +199,7 @@ class ServeLoopTest(unittest.TestCase):
         self.assertEqual(session.session_id, 1)
         self.assertGreater(session.load_ms_cold, 0)
         self.assertEqual(len(session.load_ms_warm), 3)
-        self.assertEqual([(v.entry, v.chosen) for v in session.variants], [("graph:0", "main")])
+        self.assertEqual([(v.entry, v.chosen) for v in session.variants], [("e0", "main")])
         self.assertEqual([(p.node, p.device) for p in session.placement], [("n0", "npu")])
 
         x = np.array([[1.5, -2]], dtype=ml_dtypes.bfloat16)

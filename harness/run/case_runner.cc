@@ -3,14 +3,17 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "harness/case_outcome.h"
+#include "harness/run/variant_check.h"
 #include "harness/shape_facts.h"
 #include "reference/model/loader.h"
 #include "reference/model/tensor_io.h"
+#include "reference/variants/variants.h"
 
 namespace parity {
 namespace {
@@ -161,6 +164,44 @@ std::string UndeclaredDataType(const onnx::ModelProto& model, const protocol::Ca
   return "";
 }
 
+// Releases session `id`; false when the worker failed the call (`r` then
+// records the CRASH or TIMEOUT and the slot has dropped the worker).
+bool ReleaseSession(uint64_t id, WorkerProcess* worker, WorkerSlot& slot, int64_t deadline_ms, double timeout_seconds,
+                    CaseResult& r) {
+  protocol::Request request;
+  request.mutable_release_session()->set_session_id(id);
+  StatusOr<protocol::Response> released = worker->Call(request, std::max<int64_t>(deadline_ms, kReleaseMinMs));
+  if (released.ok()) return true;
+  RecordWorkerFailure(released.status(), "session release", worker, slot, timeout_seconds, r);
+  return false;
+}
+
+// Creates (cold and warm repeats, as `create` asks) and releases a session
+// of the model with its variant entries stripped, so that reports can set
+// what a model's entries cost at session creation against the same model
+// without them. An adapter that refuses the stripped model leaves the
+// fields unset; a worker that fails makes the case CRASH or TIMEOUT, as in
+// any other phase.
+void MeasureStrippedLoad(protocol::Request create, std::string stripped_model, WorkerProcess* worker,
+                         WorkerSlot& slot, const std::function<int64_t()>& left_ms, double timeout_seconds,
+                         CaseResult& r) {
+  const char* phase = "session creation of the model without variant entries";
+  create.mutable_create_session()->set_model(std::move(stripped_model));
+  StatusOr<protocol::Response> created = worker->Call(create, std::max<int64_t>(left_ms(), 1));
+  if (!created.ok()) {
+    RecordWorkerFailure(created.status(), phase, worker, slot, timeout_seconds, r);
+    return;
+  }
+  if (created->has_status() && created->status().code() != protocol::OK) return;
+  if (!created->has_session()) {
+    RecordWrongAnswer(phase, "session", slot, r);
+    return;
+  }
+  r.load_ms_stripped_cold = created->session().load_ms_cold();
+  r.load_ms_stripped_warm.assign(created->session().load_ms_warm().begin(), created->session().load_ms_warm().end());
+  ReleaseSession(created->session().session_id(), worker, slot, left_ms(), timeout_seconds, r);
+}
+
 }  // namespace
 
 StatusOr<WorkerProcess*> WorkerSlot::Get(int64_t deadline_ms) {
@@ -258,6 +299,25 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
       return r;
     }
   }
+  // Variant targets, and for a model with entries the selection to expect
+  // and the stripped twin, all before the worker's clock starts.
+  std::vector<std::string> declared_targets;
+  if (settings.capabilities) {
+    declared_targets.assign(settings.capabilities->variant_targets().begin(),
+                            settings.capabilities->variant_targets().end());
+  }
+  StatusOr<std::vector<std::string>> targets = VariantTargetsFor(info, settings.variant_targets, declared_targets);
+  if (!targets.ok()) return error(targets.status());
+  const bool has_variants = HasVariants(proto);
+  std::string stripped_model;
+  if (has_variants) {
+    StatusOr<std::vector<std::string>> expected = ExpectedSelection(info, *model, *targets, declared_targets);
+    if (!expected.ok()) return error(expected.status());
+    r.variants_expected = std::move(expected).value();
+    if (!StripVariants(proto).SerializeToString(&stripped_model)) {
+      return error(Internal(info.dir, "/model.onnx: the model without variant entries could not be serialized"));
+    }
+  }
 
   const auto start = Clock::now();
   const int64_t budget_ms = static_cast<int64_t>(settings.timeout_seconds * 1000);
@@ -274,11 +334,8 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
   c->mutable_options()->set_device(settings.device);
   c->mutable_options()->set_allow_fallback(allow_fallback);
   c->mutable_options()->set_case_name(info.name);
-  if (info.meta.contains("variant_targets") && info.meta["variant_targets"].is_array()) {
-    for (const auto& t : info.meta["variant_targets"]) {
-      if (t.is_string()) c->mutable_options()->add_variant_targets(t.get<std::string>());
-    }
-  }
+  for (const std::string& t : *targets) c->mutable_options()->add_variant_targets(t);
+  r.variant_targets = *targets;
   StatusOr<protocol::Response> created = (*worker)->Call(create, std::max<int64_t>(left_ms(), 1));
   if (!created.ok()) {
     RecordWorkerFailure(created.status(), "session creation", *worker, slot, settings.timeout_seconds, r);
@@ -307,10 +364,7 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
   }
 
   auto release = [&] {
-    protocol::Request request;
-    request.mutable_release_session()->set_session_id(session.session_id());
-    StatusOr<protocol::Response> released = (*worker)->Call(request, std::max<int64_t>(left_ms(), kReleaseMinMs));
-    if (!released.ok()) RecordWorkerFailure(released.status(), "session release", *worker, slot, settings.timeout_seconds, r);
+    return ReleaseSession(session.session_id(), *worker, slot, left_ms(), settings.timeout_seconds, r);
   };
   if (!fell_back.empty()) {
     r.state = CaseState::kFellBack;
@@ -370,7 +424,24 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
     }
     if (!CompareDataSet((*sets)[s], actual, output_names, *settings.policy, facts, info, settings.adapter, r)) break;
   }
-  release();
+  // The outputs are always compared with the main graph's; a backend must
+  // also have selected what its targets call for (spec/variants.md).
+  if (r.variants_expected) {
+    // Named as checked: an empty list sent stands for the declared targets.
+    const std::string mismatch = SelectionMismatch(targets->empty() ? declared_targets : *targets,
+                                                   ReportedSelection(r.variants), *r.variants_expected);
+    if (!mismatch.empty() && (r.state == CaseState::kPass || r.state == CaseState::kMistrusted)) {
+      r.state = CaseState::kFail;
+      r.message = mismatch;
+    } else if (!mismatch.empty() && r.state == CaseState::kFail) {
+      r.message = mismatch + "; " + r.message;
+    }
+  }
+  if (!release()) return r;
+  if (has_variants) {
+    MeasureStrippedLoad(std::move(create), std::move(stripped_model), *worker, slot, left_ms, settings.timeout_seconds,
+                        r);
+  }
   return r;
 }
 

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "harness/case_reader.h"
 #include "harness/compare.h"
@@ -58,11 +60,16 @@ struct CaseRunSettings {
   double timeout_seconds = 60;  // the worker's time for the whole case
   const TolerancePolicy* policy = nullptr;
   const protocol::Capabilities* capabilities = nullptr;  // null or undeclared: try every case
+  // --variant-targets: sent to every case instead of case.json's or the
+  // capabilities' targets; unset when not given.
+  std::optional<std::vector<std::string>> variant_targets;
   std::string repro_prefix;  // the command line up to " --cases DIR"
 };
 
 // Runs one case; never fails, every outcome is a state. Expectations are
-// applied by the caller.
+// applied by the caller. For a model with variant entries it also checks the
+// selection the adapter reports (harness/run/variant_check.h) and times the
+// creation of a session of the model with its entries stripped.
 CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& settings);
 
 // The operator a case is about, read from its model (empty when unreadable).

@@ -24,6 +24,7 @@
 #include "harness/run/case_runner.h"
 #include "harness/run/journal.h"
 #include "harness/run/progress.h"
+#include "harness/run/variant_check.h"
 #include "reports/report_command.h"
 #include "spec/abi/parity_adapter.h"
 
@@ -88,6 +89,7 @@ std::string ReproPrefix(const RunCommandOptions& options, const std::string& ada
   if (options.warm_repeats != defaults.warm_repeats) repro += StrCat(" --warm-repeats ", options.warm_repeats);
   if (!options.tolerance.empty()) repro += " --tolerance " + ShellQuote(fs::absolute(options.tolerance).string());
   if (options.no_fallback) repro += " --no-fallback";
+  if (options.variant_targets) repro += " --variant-targets " + ShellQuote(JoinTargets(*options.variant_targets));
   return repro;
 }
 
@@ -139,6 +141,8 @@ int RunRunCommand(const RunCommandOptions& options) {
       {"expectations", options.expectations},
       {"warm_repeats", options.warm_repeats},
       {"tolerance", options.tolerance},
+      // null when not given, so that a folder of a run before this option resumes.
+      {"variant_targets", options.variant_targets ? nlohmann::json(*options.variant_targets) : nlohmann::json(nullptr)},
   };
   StatusOr<std::unique_ptr<Journal>> journal = Journal::Open(options.out_dir, settings, options.fresh);
   if (!journal.ok()) return Fail(journal.status().ToString());
@@ -213,6 +217,7 @@ int RunRunCommand(const RunCommandOptions& options) {
   run_settings.timeout_seconds = options.timeout_seconds;
   run_settings.policy = &*policy;
   run_settings.capabilities = &capabilities;
+  run_settings.variant_targets = options.variant_targets;
   run_settings.repro_prefix = ReproPrefix(options, adapter->spec, device);
 
   Progress::Mode mode = Progress::Mode::kLines;

@@ -2,6 +2,7 @@
 // call in a worker process, results journaled as they finish (spec/results.md).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,10 @@ struct RunCommandOptions {
   std::string expectations;         // expectations file; empty: none
   std::string tolerance;            // tolerance policy; empty: spec/tolerance.json
   bool no_fallback = false;
+  // --variant-targets T1,T2: the targets every case's session gets,
+  // preferred first (empty list: the adapter's own choice); unset: each
+  // case's case.json "variant_targets", else the adapter's declared ones.
+  std::optional<std::vector<std::string>> variant_targets;
   int jobs = 1;                     // workers run side by side
   int warm_repeats = 3;             // session creations timed after the cold one
   int64_t worker_memory_limit_mib = 8192;

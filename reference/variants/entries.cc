@@ -49,6 +49,7 @@ void VisitGraphs(const onnx::GraphProto& graph, const std::string& path, const s
     for (const auto& attr : node.attribute()) {
       if (attr.has_g() || attr.graphs_size() > 0) attributes.push_back(&attr);
     }
+    if (attributes.empty()) continue;  // no subgraph: skip building a label, a real cost at a million nodes
     std::sort(attributes.begin(), attributes.end(),
               [](const auto* a, const auto* b) { return a->name() < b->name(); });
     const std::string label = NodeLabel(node, n);

@@ -120,7 +120,7 @@ typedef struct parity_session_options {
 
 /* Which alternative an adapter chose for one variant entry of the model. */
 typedef struct parity_variant_choice {
-  const char* entry;  /* the entry's name, or "graph:index" when it has none */
+  const char* entry;  /* the entry's id (spec/variants.md): "e0", or "loop_0.body/e1" in a subgraph */
   const char* chosen; /* the call it substituted ("domain:op_type"), or "main" */
 } parity_variant_choice;
 

@@ -1,0 +1,137 @@
+// Variant targets of a case, the selection it expects, and the check of
+// what an adapter reports against it.
+#include "harness/run/variant_check.h"
+
+#include <algorithm>
+#include <set>
+
+#include "reference/model/validator.h"
+#include "reference/variants/variants.h"
+
+namespace parity {
+namespace {
+
+std::string BracketList(const std::vector<std::string>& items) {
+  std::string text = "[";
+  for (size_t i = 0; i < items.size(); ++i) text += (i ? ", " : "") + items[i];
+  return text + "]";
+}
+
+// A JSON list of strings, or an error naming `what`.
+StatusOr<std::vector<std::string>> StringList(const nlohmann::json& j, const std::string& what) {
+  if (!j.is_array()) return InvalidArgument(what, " must be a list of strings, not ", j.dump());
+  std::vector<std::string> list;
+  for (const auto& item : j) {
+    if (!item.is_string()) return InvalidArgument(what, " must be a list of strings; ", item.dump(), " is not one");
+    list.push_back(item.get<std::string>());
+  }
+  return list;
+}
+
+}  // namespace
+
+std::string JoinTargets(const std::vector<std::string>& targets) {
+  std::string joined;
+  for (size_t i = 0; i < targets.size(); ++i) joined += (i ? "," : "") + targets[i];
+  return joined;
+}
+
+std::vector<std::string> SplitTargets(const std::string& text) {
+  std::vector<std::string> targets;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    std::string item = text.substr(start, comma - start);
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    if (!item.empty()) targets.push_back(item);
+    start = comma + 1;
+  }
+  return targets;
+}
+
+StatusOr<std::vector<std::string>> VariantTargetsFor(const CaseInfo& info,
+                                                     const std::optional<std::vector<std::string>>& command_line,
+                                                     const std::vector<std::string>& declared) {
+  if (command_line) return *command_line;
+  if (info.meta.contains("variant_targets")) {
+    return StringList(info.meta["variant_targets"], info.dir + "/case.json: \"variant_targets\"");
+  }
+  return declared;
+}
+
+StatusOr<std::vector<std::string>> ExpectedSelection(const CaseInfo& info, const LoadedModel& model,
+                                                     const std::vector<std::string>& targets,
+                                                     const std::vector<std::string>& declared) {
+  // An empty list is the adapter's own choice (spec/abi/parity_adapter.h),
+  // which for the check is what it declares.
+  const std::vector<std::string>& effective = targets.empty() ? declared : targets;
+  const std::string key = JoinTargets(effective);
+  if (info.meta.contains("variants")) {
+    const nlohmann::json& variants = info.meta["variants"];
+    const std::string where = info.dir + "/case.json: \"variants\"";
+    if (!variants.is_object()) return InvalidArgument(where, " must be an object");
+    if (variants.contains("select")) {
+      if (!variants["select"].is_object()) {
+        return InvalidArgument(where, ".select must be an object of target lists (joined by ',') to entry ids");
+      }
+      if (variants["select"].contains(key)) {
+        PARITY_ASSIGN_OR_RETURN(std::vector<std::string> pinned,
+                                StringList(variants["select"][key], StrCat(where, ".select[\"", key, "\"]")));
+        std::set<std::string> known;
+        std::string listed;
+        for (const VariantEntry& e : CollectEntries(*model.proto)) {
+          known.insert(e.id);
+          listed += (listed.empty() ? "" : ", ") + e.id;
+        }
+        for (const std::string& id : pinned) {
+          if (!known.count(id)) {
+            return InvalidArgument(where, ".select[\"", key, "\"] names entry '", id,
+                                   "', which the model does not have (its entries: ", listed, ")");
+          }
+        }
+        return pinned;
+      }
+    }
+  }
+  ResolveOptions options;
+  options.targets = effective;
+  const std::string context = StrCat("the reference cannot resolve the variant entries of ", model.name,
+                                     " for targets ", BracketList(options.targets),
+                                     ", so the selection to expect is unknown");
+  // Resolution assumes a model that passed the IR's rules (variants.h).
+  if (std::vector<Status> problems = ValidateModel(model); !problems.empty()) {
+    return problems[0].WithContext(context);
+  }
+  StatusOr<ResolvedModel> resolved = ResolveVariants(model, options);
+  if (!resolved.ok()) {
+    return resolved.status().WithContext(context);
+  }
+  std::vector<std::string> selected;
+  for (const EntryDecision& d : resolved->decisions) {
+    if (d.selected) selected.push_back(d.id);
+  }
+  return selected;
+}
+
+std::vector<std::string> ReportedSelection(const nlohmann::json& variants) {
+  std::vector<std::string> selected;
+  if (!variants.is_array()) return selected;
+  for (const auto& v : variants) {
+    if (!v.is_object()) continue;
+    const std::string chosen = v.value("chosen", "");
+    if (chosen != "main") selected.push_back(v.value("entry", ""));
+  }
+  return selected;
+}
+
+std::string SelectionMismatch(const std::vector<std::string>& targets, const std::vector<std::string>& selected,
+                              const std::vector<std::string>& expected) {
+  const std::set<std::string> got(selected.begin(), selected.end()), want(expected.begin(), expected.end());
+  if (got == want) return "";
+  return StrCat("variant selection: targets ", BracketList(targets), " selected ", BracketList(selected),
+                ", expected ", BracketList(expected));
+}
+
+}  // namespace parity

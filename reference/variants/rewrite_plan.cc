@@ -1,0 +1,199 @@
+// Liveness and ordering of a rewritten graph (rewrite_plan.h).
+#include "reference/variants/rewrite_plan.h"
+
+#include <algorithm>
+#include <queue>
+
+namespace parity::variants_internal {
+
+bool RewritePlan::Build() {
+  DecideLiveness();
+  if (SortByKeys()) return true;
+  return SortTopologically();
+}
+
+// A region node stays when a value it makes, other than one its entry's call
+// makes, is read by something that stays: a node outside every region, a
+// call (another entry's input), a graph output, or a region node of its
+// own entry that stays. The last makes this a walk back from the first ones.
+void RewritePlan::DecideLiveness() {
+  const int32_t node_count = index_.node_count();
+  provider_.assign(static_cast<size_t>(index_.value_count()), -1);
+  keep_.assign(static_cast<size_t>(node_count), 1);
+  for (size_t s = 0; s < taken_.size(); ++s) {
+    for (int32_t v : taken_[s].analysis->outputs) provider_[static_cast<size_t>(v)] = static_cast<int32_t>(s);
+    for (int32_t n : taken_[s].analysis->region) keep_[static_cast<size_t>(n)] = 0;
+  }
+  std::vector<int32_t> work;
+  auto revive = [&](int32_t n) {
+    if (keep_[static_cast<size_t>(n)]) return;
+    keep_[static_cast<size_t>(n)] = 1;
+    work.push_back(n);
+  };
+  for (size_t s = 0; s < taken_.size(); ++s) {
+    const auto slot = static_cast<int32_t>(s);
+    for (int32_t n : taken_[s].analysis->region) {
+      for (int32_t w : index_.outputs(n)) {
+        if (w < 0 || provider_[static_cast<size_t>(w)] == slot) continue;
+        bool read_outside = index_.is_graph_output(w);
+        for (int32_t c : index_.consumers(w)) {
+          // A reader in another region reads `w` as that entry's input, which its call reads too.
+          if (read_outside) break;
+          read_outside = owner_[static_cast<size_t>(c)] != slot;
+        }
+        if (read_outside) {
+          revive(n);
+          break;
+        }
+      }
+    }
+    // Inputs no region node reads are still read by the call.
+    for (int32_t x : taken_[s].analysis->inputs) {
+      if (x < 0 || provider_[static_cast<size_t>(x)] >= 0) continue;
+      const int32_t p = index_.producer(x);
+      if (p >= 0 && owner_[static_cast<size_t>(p)] >= 0 && owner_[static_cast<size_t>(p)] != slot) revive(p);
+    }
+  }
+  while (!work.empty()) {
+    const int32_t n = work.back();
+    work.pop_back();
+    const int32_t slot = owner_[static_cast<size_t>(n)];
+    for (int32_t v : index_.reads(n)) {
+      const int32_t p = index_.producer(v);
+      if (p >= 0 && owner_[static_cast<size_t>(p)] == slot) revive(p);
+    }
+  }
+}
+
+// What rewritten node `id` reads from: a kept region node reads its own
+// entry's outputs from the nodes that stay and make them (under new names);
+// every other reader of an entry output reads the call.
+template <typename F>
+void RewritePlan::ForEachDependency(int32_t id, F&& f) const {
+  const int32_t node_count = index_.node_count();
+  if (id < node_count) {
+    const int32_t slot = owner_[static_cast<size_t>(id)];
+    for (int32_t v : index_.reads(id)) {
+      const int32_t p = index_.producer(v);
+      if (p < 0) continue;
+      const int32_t made_by = provider_[static_cast<size_t>(v)];
+      f(made_by >= 0 && made_by != slot ? node_count + made_by : p);
+    }
+    return;
+  }
+  for (int32_t x : taken_[static_cast<size_t>(id - node_count)].analysis->inputs) {
+    if (x < 0) continue;
+    const int32_t made_by = provider_[static_cast<size_t>(x)];
+    if (made_by >= 0) {
+      f(node_count + made_by);
+    } else if (index_.producer(x) >= 0) {
+      f(index_.producer(x));
+    }
+  }
+}
+
+// A node keeps its original position; a call takes the smallest position in
+// its region and comes after a node of that position that stays.
+int64_t RewritePlan::Key(int32_t id) const {
+  const int32_t node_count = index_.node_count();
+  if (id < node_count) return int64_t{id} * 2;
+  return int64_t{taken_[static_cast<size_t>(id - node_count)].analysis->region.front()} * 2 + 1;
+}
+
+// The common case: the rewritten graph in key order is already topological
+// (a call's inputs come before its region, its readers after), so one pass
+// checks it and no heap is needed.
+bool RewritePlan::SortByKeys() {
+  const int32_t node_count = index_.node_count();
+  std::vector<std::pair<int64_t, int32_t>> calls;
+  for (size_t s = 0; s < taken_.size(); ++s) {
+    const int32_t id = node_count + static_cast<int32_t>(s);
+    calls.emplace_back(Key(id), id);
+  }
+  std::sort(calls.begin(), calls.end());
+  order_.clear();
+  order_.reserve(static_cast<size_t>(node_count) + calls.size());
+  size_t next_call = 0;
+  for (int32_t n = 0; n < node_count; ++n) {
+    while (next_call < calls.size() && calls[next_call].first < Key(n)) order_.push_back(calls[next_call++].second);
+    if (keep_[static_cast<size_t>(n)]) order_.push_back(n);
+  }
+  while (next_call < calls.size()) order_.push_back(calls[next_call++].second);
+
+  std::vector<int32_t> at(static_cast<size_t>(node_count) + taken_.size(), -1);
+  for (size_t k = 0; k < order_.size(); ++k) at[static_cast<size_t>(order_[k])] = static_cast<int32_t>(k);
+  for (size_t k = 0; k < order_.size(); ++k) {
+    bool ok = true;
+    ForEachDependency(order_[k], [&](int32_t d) { ok = ok && at[static_cast<size_t>(d)] < static_cast<int32_t>(k); });
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// Kahn's algorithm taking the smallest key among the ready nodes, so the
+// order stays as close to the original as the dependencies allow.
+bool RewritePlan::SortTopologically() {
+  const auto total = static_cast<size_t>(index_.node_count()) + taken_.size();
+  std::vector<int32_t> pending(total, 0), edge_begin(total + 1, 0);
+  for (int32_t id : order_) {
+    ForEachDependency(id, [&](int32_t d) {
+      ++edge_begin[static_cast<size_t>(d) + 1];
+      ++pending[static_cast<size_t>(id)];
+    });
+  }
+  for (size_t i = 0; i < total; ++i) edge_begin[i + 1] += edge_begin[i];
+  std::vector<int32_t> edges(static_cast<size_t>(edge_begin[total]));
+  std::vector<int32_t> fill(edge_begin.begin(), edge_begin.end() - 1);
+  for (int32_t id : order_) {
+    ForEachDependency(id, [&](int32_t d) { edges[static_cast<size_t>(fill[static_cast<size_t>(d)]++)] = id; });
+  }
+  using Item = std::pair<int64_t, int32_t>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> ready;
+  for (int32_t id : order_) {
+    if (pending[static_cast<size_t>(id)] == 0) ready.emplace(Key(id), id);
+  }
+  std::vector<int32_t> sorted;
+  sorted.reserve(order_.size());
+  std::vector<uint8_t> emitted(total, 0);
+  while (!ready.empty()) {
+    const int32_t id = ready.top().second;
+    ready.pop();
+    sorted.push_back(id);
+    emitted[static_cast<size_t>(id)] = 1;
+    for (int32_t k = edge_begin[static_cast<size_t>(id)]; k < edge_begin[static_cast<size_t>(id) + 1]; ++k) {
+      const int32_t c = edges[static_cast<size_t>(k)];
+      if (--pending[static_cast<size_t>(c)] == 0) ready.emplace(Key(c), c);
+    }
+  }
+  if (sorted.size() == order_.size()) {
+    order_ = std::move(sorted);
+    return true;
+  }
+  // Every node left waits for another node left: walking back through
+  // those must come round to a node already seen, which closes a cycle.
+  int32_t current = -1;
+  for (int32_t id : order_) {
+    if (!emitted[static_cast<size_t>(id)]) {
+      current = id;
+      break;
+    }
+  }
+  std::vector<int32_t> seen_at(total, -1), path;
+  cycle_slots_.clear();
+  while (current >= 0 && seen_at[static_cast<size_t>(current)] < 0) {
+    seen_at[static_cast<size_t>(current)] = static_cast<int32_t>(path.size());
+    path.push_back(current);
+    int32_t next = -1;
+    ForEachDependency(current, [&](int32_t d) {
+      if (next < 0 && !emitted[static_cast<size_t>(d)]) next = d;
+    });
+    current = next;
+  }
+  if (current < 0) return false;  // not reached: a node left always waits for another
+  for (size_t k = static_cast<size_t>(seen_at[static_cast<size_t>(current)]); k < path.size(); ++k) {
+    if (path[k] >= index_.node_count()) cycle_slots_.push_back(path[k] - index_.node_count());
+  }
+  return false;
+}
+
+}  // namespace parity::variants_internal
