@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The main job: ONNX's node corpus (from the pinned onnx package) and the
-# generated function corpus (cases/functions/) through the
+# The main job: ONNX's node corpus (from the pinned onnx package), the
+# generated function corpus (cases/functions/) and the valid variant-graph
+# cases (cases/variants/; the reference selects entries for its targets,
+# ONNX Runtime runs the main graphs) through the
 # CPU adapters, the reference evaluator and ONNX Runtime's CPU execution
 # provider, each in worker processes; one run folder per adapter
 # (out/reference/, out/onnxruntime/) and one report with both side by side
@@ -12,9 +14,10 @@ bash ci/setup.sh
 bash ci/build.sh build
 build/parity corpus onnx-node --out build/corpus/onnx_node
 .venv/bin/python cases/functions/write_cases.py --out build/corpus/functions --parity build/parity
+.venv/bin/python cases/variants/write_cases.py --out build/corpus/variants --parity build/parity
 status=0
 for adapter in reference onnxruntime; do
-  build/parity run --adapter "$adapter" --device cpu --cases build/corpus/onnx_node build/corpus/functions \
+  build/parity run --adapter "$adapter" --device cpu --cases build/corpus/onnx_node build/corpus/functions build/corpus/variants/valid \
     --out "out/$adapter" --fresh --jobs "$(nproc)" \
     --expect "adapters/$adapter/expectations/onnx_node.json" --expect "adapters/$adapter/expectations/functions.json" \
     || status=$?

@@ -387,6 +387,39 @@ def region_with_if() -> VariantCase:
                          portable_first=["e0"], npu=[]))
 
 
+def nested_entry_reads_region_value() -> VariantCase:
+    rng = rng_for("nested_entry_reads_region_value")
+    return VariantCase(
+        name="nested_entry_reads_region_value", kind="nested_entry_read", operator="MatMul",
+        why="a value inside a main-graph cut (a, made by matmul_0) that only an entry of an If branch reads, as "
+            "an extra input its region does not read: when both entries are taken, matmul_0 must stay for it",
+        graph="""main (float[4,8] x, bool c, float[8,8] W) => (float[4,8] y) {
+          [matmul_0] a = MatMul(x, W)
+          [relu_0] b = Relu(a)
+          [if_0] r = If(c) <
+            then_branch = then0 () => (float[4,8] r_then) {
+              [then_tanh] r_then = Tanh(x)
+            },
+            else_branch = else0 () => (float[4,8] r_else) {
+              [else_sigmoid] r_else = Sigmoid(x)
+            }>
+          [add_0] y = Add(b, r)
+        }""",
+        weights={"W": matrix(rng, 8, 8)},
+        inputs={"c": np.array(True)},
+        functions=[fn.MATMUL_RELU],
+        entries=[call(["x", "W"], ["b"], "MatMulRelu"),  # matmul_0, relu_0
+                 compiled(["x", "a"], ["r_then"], REFERENCE, reference_blob("""
+                   region (X, A) => (Y) {
+                     Y = Tanh(X)
+                   }"""), graph="if_0.then_branch")],  # then_tanh; a is read by no region node
+        # The two entries live in different graphs and if_0 is outside e0's region: eligibility
+        # alone decides. Taken together, e0 removes relu_0 but keeps matmul_0, whose a the
+        # blob in if_0 (which stays) reads (resolution step 6).
+        select=selection(reference=["if_0.then_branch/e0"], portable=["e0"], both=["e0", "if_0.then_branch/e0"],
+                         portable_first=["e0", "if_0.then_branch/e0"], npu=[]))
+
+
 LAYER_NORM_CHAIN = """main (float[4,8] x, float[8,8] W, float[8] gamma, float[8] beta) => (float[4,8] y) {
           [matmul_0] a = MatMul(x, W)
           [layernorm_0] n = LayerNormalization <axis = -1, epsilon = 0.00001> (a, gamma, beta)
@@ -524,5 +557,6 @@ def valid_cases() -> list:
             intermediate_kept(), overlap_targets(), overlap_priority(), overlap_tie_order(), nested(),
             cycle_targets("float32"), cycle_targets("float16"), cycle_priority(), resort_region_input(),
             resort_extra_input(), if_branches(), loop_body("float32"), loop_body("float16"), region_with_if(),
+            nested_entry_reads_region_value(),
             compiled_reference(), compiled_npu(), compiled_fresh(), shared_weight(), local_overload(),
             portable_disjoint()]

@@ -11,9 +11,11 @@ Models and inputs are generated here; Compiled entries get their __hash__
 from `parity stamp`, expected outputs (the main graph's) from `parity
 expect`. Then, unless --no-check, the corpus gates itself: `parity check
 --cases` must refuse every invalid case with its rule and accept every valid
-one with every entry equivalent to the main graph, and `parity resolve` must
-select what each valid case.json pins. Exit status: 0 written, 1 a step
-failed (DIR is left as it was), 2 bad arguments or no parity binary.
+one with every entry equivalent to the main graph, `parity resolve` must
+select what each valid case.json pins, and `parity eval --variant-targets`
+must pass each valid case for every target list it pins. Exit status: 0
+written, 1 a step failed (DIR is left as it was), 2 bad arguments or no
+parity binary.
 """
 from __future__ import annotations
 
@@ -149,6 +151,15 @@ def check_corpus(root: str, cases: list, parity: str) -> None:
                     mismatches.append(f"{case.name}: targets '{targets}': resolver {got}, case.json {expected}")
     if mismatches:
         raise StepFailed("the resolver disagrees with the pinned selections:\n  " + "\n  ".join(mismatches))
+    # The model each pinned list resolves to must still be valid and compute the main graph's outputs:
+    # --equivalence takes each entry alone, and only some combinations break a rewrite.
+    by_targets = {}
+    for case in valid:
+        for targets in case.select:
+            by_targets.setdefault(targets, []).append(os.path.join(root, "valid", case.name))
+    for targets, dirs in sorted(by_targets.items()):
+        run([parity, "eval", *dirs, "--variant-targets", targets],
+            f"parity eval --variant-targets '{targets}'")
 
 
 def write_corpus(out: str, cases: list, parity: str, check: bool) -> None:
@@ -197,7 +208,8 @@ def main(argv=None) -> int:
                         help="the parity binary that stamps, fills expected outputs and checks")
     parser.add_argument("--filter", default=None, help="only cases whose name contains this")
     parser.add_argument("--no-check", action="store_true",
-                        help="skip the gate (parity check --cases, --equivalence, and the resolver's selections)")
+                        help="skip the gate (parity check --cases, --equivalence, the resolver's selections, "
+                             "parity eval of the resolved models)")
     args = parser.parse_args(argv)
     if not os.access(args.parity, os.X_OK):
         print(f"write_cases: {args.parity} is not an executable parity binary (see --parity)", file=sys.stderr)

@@ -170,6 +170,7 @@ GraphIndex::GraphIndex(const onnx::GraphProto& graph, const GraphIndex* parent) 
   };
   std::vector<Pending> pending;
   std::vector<std::string_view> outer, entry_reads;
+  std::vector<std::pair<int32_t, int32_t>> node_entry_reads;  // (node, value), in node order
   for (int32_t chunk = 0; chunk < node_count; chunk += kChunk) {
     const int32_t end = std::min(node_count, chunk + kChunk);
     pending.clear();
@@ -215,8 +216,23 @@ GraphIndex::GraphIndex(const onnx::GraphProto& graph, const GraphIndex* parent) 
           reads_.push_back(id);
         }
       }
-      for (std::string_view name : entry_reads) nested_entry_ids.push_back(names_.Intern(name));
+      const auto all_end = static_cast<std::ptrdiff_t>(reads_.size());
+      for (std::string_view name : entry_reads) {
+        const int32_t id = names_.Intern(name);
+        nested_entry_ids.push_back(id);
+        if (std::find(reads_.begin() + first, reads_.begin() + all_end, id) == reads_.begin() + all_end) {
+          node_entry_reads.emplace_back(n, id);
+        }
+      }
     }
+  }
+  if (!node_entry_reads.empty()) {
+    entry_read_begin_.assign(static_cast<size_t>(node_count) + 1, 0);
+    for (const auto& [n, id] : node_entry_reads) {
+      ++entry_read_begin_[static_cast<size_t>(n) + 1];
+      entry_reads_.push_back(id);
+    }
+    for (size_t n = 0; n < static_cast<size_t>(node_count); ++n) entry_read_begin_[n + 1] += entry_read_begin_[n];
   }
   output_begin_.push_back(static_cast<int32_t>(outputs_.size()));
   read_begin_.push_back(static_cast<int32_t>(reads_.size()));

@@ -97,6 +97,14 @@ class GraphIndex {
   // What node `n` reads: its non-empty inputs, then the values its
   // subgraphs read from this graph's scope (each once per node).
   std::span<const int32_t> reads(int32_t node) const { return Span(reads_, read_begin_, node); }
+  // The values of this graph's scope that entries of node `n`'s subgraphs
+  // (at any depth) take as inputs, each once, leaving out those in reads(n).
+  // Not part of what the node reads for regions, hashes or convexity: an
+  // entry is an alternative, not a read. Resolution keeps them alive and
+  // ordered, since an entry taken inside a node that stays reads them.
+  std::span<const int32_t> entry_reads(int32_t node) const {
+    return entry_read_begin_.empty() ? std::span<const int32_t>() : Span(entry_reads_, entry_read_begin_, node);
+  }
   // Its outputs, -1 for "".
   std::span<const int32_t> outputs(int32_t node) const { return Span(outputs_, output_begin_, node); }
   // Nodes that read `value` (explicitly or through a subgraph).
@@ -161,6 +169,8 @@ class GraphIndex {
   std::vector<int32_t> read_begin_, reads_;
   std::vector<int32_t> output_begin_, outputs_;
   std::vector<int32_t> consumer_begin_, consumers_;
+  // Empty when no node's subgraphs hold an entry that reads this scope.
+  std::vector<int32_t> entry_read_begin_, entry_reads_;
   std::vector<int32_t> position_;  // empty when the node order is topological
   std::vector<int32_t> subgraph_nodes_;
 

@@ -377,10 +377,13 @@ class Resolver {
               edits->renames.push_back({n, k, false, it->second});
             }
           }
-          for (int32_t v : index.reads(n)) {  // reads through subgraphs
-            auto it = renamed.find(v);
-            if (it != renamed.end() && plan.provider(v) == static_cast<int32_t>(s)) {
-              edits->outer_renames.emplace_back(n, std::string(index.name(v)), it->second);
+          // Reads through subgraphs, by their nodes and by their entries.
+          for (std::span<const int32_t> reads : {index.reads(n), index.entry_reads(n)}) {
+            for (int32_t v : reads) {
+              auto it = renamed.find(v);
+              if (it != renamed.end() && plan.provider(v) == static_cast<int32_t>(s)) {
+                edits->outer_renames.emplace_back(n, std::string(index.name(v)), it->second);
+              }
             }
           }
         }

@@ -276,6 +276,153 @@ TEST(VariantResolve, WeightReadByAnEntryOfASubgraphStays) {
   EXPECT_EQ(resolved.model.graph().initializer_size(), 1);
 }
 
+// Runs `model` on x = kX's values and the condition c.
+std::vector<std::vector<double>> RunWithCondition(const onnx::ModelProto& model, bool c) {
+  std::vector<Value> values = {Value::FromTensor(*Tensor::FromDoubles(DataType::kFloat, {4}, {-2, -0.5, 1, 3})),
+                               Value::FromTensor(*Tensor::FromDoubles(DataType::kBool, {}, {c ? 1.0 : 0.0}))};
+  StatusOr<std::unique_ptr<Evaluator>> evaluator = Evaluator::Create(Loaded(model));
+  EXPECT_TRUE(evaluator.ok()) << evaluator.status().ToString();
+  if (!evaluator.ok()) return {};
+  StatusOr<std::vector<Value>> out = (*evaluator)->Run(values);
+  EXPECT_TRUE(out.ok()) << out.status().ToString();
+  std::vector<std::vector<double>> result;
+  if (out.ok()) {
+    for (const Value& v : *out) result.push_back(v.tensor().ToDoubles());
+  }
+  return result;
+}
+
+// The resolved model computes the main graph's outputs, whichever branch runs.
+void ExpectSameResultsOnBothBranches(const onnx::ModelProto& model, const ResolvedModel& resolved) {
+  for (bool c : {true, false}) {
+    const auto expected = RunWithCondition(StripVariants(model), c);
+    ASSERT_FALSE(expected.empty());
+    EXPECT_EQ(expected, RunWithCondition(resolved.model, c)) << "c = " << c;
+  }
+}
+
+onnx::GraphProto& Branch(onnx::NodeProto& node, const std::string& name) {
+  for (auto& attr : *node.mutable_attribute()) {
+    if (attr.name() == name) return *attr.mutable_g();
+  }
+  ADD_FAILURE() << "no attribute " << name;
+  return *node.add_attribute()->mutable_g();
+}
+
+const onnx::GraphProto& Branch(const onnx::NodeProto& node, const std::string& name) {
+  for (const auto& attr : node.attribute()) {
+    if (attr.name() == name) return attr.g();
+  }
+  ADD_FAILURE() << "no attribute " << name;
+  return onnx::GraphProto::default_instance();
+}
+
+constexpr char kExtraInputFunctions[] = R"(
+    <domain: "com.example", opset_import: ["" : 21]> NegRelu (p) => (o) { t = Relu (p)  o = Neg (t) }
+    <domain: "com.example", opset_import: ["" : 21]> AbsExtra (p, q) => (o) { o = Abs (p) })";
+
+TEST(VariantResolve, ValueReadOnlyByANestedEntryKeepsItsNode) {
+  // a is inside e0's region and read by nothing but the then branch's
+  // entry (an extra input its region does not read): Relu stays for it.
+  onnx::ModelProto model = Model(StrCat(kHeader, R"(
+    g (float[4] x, bool c) => (float[4] b, float[4] y) {
+      a = Relu (x)
+      b = Neg (a)
+      y = If (c) <then_branch = then_g () => (float[4] r) { r = Abs (x) },
+                  else_branch = else_g () => (float[4] s) { s = Identity (x) }>
+    })", kExtraInputFunctions));
+  AddEntry(*model.mutable_graph(), "b = com.example.NegRelu (x)");
+  AddEntry(Branch(*model.mutable_graph()->mutable_node(2), "then_branch"), "r = com.example.AbsExtra (x, a)");
+  ResolvedModel resolved = Resolve(model, {kPortableTarget});
+  EXPECT_EQ(Reason(resolved, "e0"), "selected");
+  EXPECT_EQ(Reason(resolved, "If#2.then_branch/e0"), "selected");
+  const onnx::GraphProto& g = resolved.model.graph();
+  ASSERT_EQ(OpTypes(g), (std::vector<std::string>{"Relu", "NegRelu", "If"}));
+  EXPECT_EQ(g.node(0).output(0), "a");  // not an entry output: not renamed
+  const onnx::GraphProto& then_g = Branch(g.node(2), "then_branch");
+  ASSERT_EQ(OpTypes(then_g), (std::vector<std::string>{"AbsExtra"}));
+  EXPECT_EQ(then_g.node(0).input(1), "a");
+  ExpectSameResultsOnBothBranches(model, resolved);
+  // The outer graph is decided before its subgraphs: the entry keeps Relu
+  // even when it is not taken afterwards.
+  ResolvedModel alone = Resolve(model, {}, {"e0"});
+  EXPECT_EQ(OpTypes(alone.model.graph()), (std::vector<std::string>{"Relu", "NegRelu", "If"}));
+  ExpectSameResultsOnBothBranches(model, alone);
+}
+
+TEST(VariantResolve, NestedEntryOfAKeptRegionNodeReadsTheRenamedValue) {
+  // The If stays (o2 is a graph output); the entry in its then branch
+  // reads r, an output of e0: Relu stays too, and the entry's call reads r
+  // under Relu's new name, as the region's kept nodes do.
+  onnx::ModelProto model = Model(StrCat(kHeader, R"(
+    g (float[4] x, bool c) => (float[4] z, float[4] o2) {
+      r = Relu (x)
+      o1, o2 = If (c) <then_branch = then_g () => (float[4] a1, float[4] a2) { a1 = Neg (x)  a2 = Abs (x) },
+                       else_branch = else_g () => (float[4] b1, float[4] b2) { b1 = Identity (x)  b2 = Sigmoid (x) }>
+      z = Add (o1, r)
+    }
+    <domain: "com.example", opset_import: ["" : 21]> NegExtra (p, q) => (o) { o = Neg (p) }
+    <domain: "com.example", opset_import: ["" : 21]> F (p, q) => (s, u) {
+      s = Relu (p)
+      u = If (q) <then_branch = then_f () => (float[4] f1) { f1 = Neg (p) },
+                  else_branch = else_f () => (float[4] f2) { f2 = Identity (p) }>
+    })"));
+  AddEntry(*model.mutable_graph(), "r, o1 = com.example.F (x, c)");
+  AddEntry(Branch(*model.mutable_graph()->mutable_node(1), "then_branch"), "a1 = com.example.NegExtra (x, r)");
+  ResolvedModel resolved = Resolve(model, {kPortableTarget});
+  EXPECT_EQ(Reason(resolved, "If#1.then_branch/e0"), "selected");
+  const onnx::GraphProto& g = resolved.model.graph();
+  ASSERT_EQ(OpTypes(g), (std::vector<std::string>{"Relu", "F", "If", "Add"}));
+  EXPECT_EQ(g.node(0).output(0), "r_variant_0");
+  EXPECT_EQ(g.node(2).output(0), "o1_variant_0");
+  const onnx::GraphProto& then_g = Branch(g.node(2), "then_branch");
+  ASSERT_EQ(OpTypes(then_g), (std::vector<std::string>{"NegExtra", "Abs"}));
+  EXPECT_EQ(then_g.node(0).input(1), "r_variant_0");
+  ExpectSameResultsOnBothBranches(model, resolved);
+}
+
+TEST(VariantResolve, NodeComesAfterACallItsNestedEntryReads) {
+  // e0's call moves after Abs (its extra input w); the If's then entry
+  // reads y, which the call makes, so the If moves after the call too.
+  onnx::ModelProto model = Model(StrCat(kHeader, R"(
+    g (float[4] x, bool c) => (float[4] o, float[4] z) {
+      t = Relu (x)
+      y = Neg (t)
+      z = If (c) <then_branch = then_g () => (float[4] r) { r = Abs (x) },
+                  else_branch = else_g () => (float[4] s) { s = Identity (x) }>
+      w = Abs (x)
+      o = Add (y, w)
+    }
+    <domain: "com.example", opset_import: ["" : 21]> F (p, unused) => (r) { s = Relu (p)  r = Neg (s) })",
+                                        kExtraInputFunctions));
+  AddEntry(*model.mutable_graph(), "y = com.example.F (x, w)");
+  AddEntry(Branch(*model.mutable_graph()->mutable_node(2), "then_branch"), "r = com.example.AbsExtra (x, y)");
+  ResolvedModel resolved = Resolve(model, {kPortableTarget});
+  EXPECT_EQ(Reason(resolved, "If#2.then_branch/e0"), "selected");
+  EXPECT_EQ(OpTypes(resolved.model.graph()), (std::vector<std::string>{"Abs", "F", "If", "Add"}));
+  ExpectSameResultsOnBothBranches(model, resolved);
+}
+
+TEST(VariantResolve, NestedEntryReadingAValueMadeFromItsNodeLeavesTheSortAlone) {
+  // The then entry reads y, computed from the If's own output: it could
+  // never be taken, and must not stop e0 from being taken in this graph.
+  onnx::ModelProto model = Model(StrCat(kHeader, R"(
+    g (float[4] x, bool c) => (float[4] o) {
+      z = If (c) <then_branch = then_g () => (float[4] r) { r = Abs (x) },
+                  else_branch = else_g () => (float[4] s) { s = Identity (x) }>
+      y = Neg (z)
+      o = Relu (y)
+    })", kExtraInputFunctions));
+  AddEntry(*model.mutable_graph(), "o = Relu (y)");
+  AddEntry(Branch(*model.mutable_graph()->mutable_node(0), "then_branch"), "r = com.example.AbsExtra (x, y)",
+           Target("com.example.npu"));
+  ResolvedModel resolved = Resolve(model, {kPortableTarget});
+  EXPECT_EQ(Reason(resolved, "e0"), "selected");
+  EXPECT_EQ(Reason(resolved, "If#0.then_branch/e0"), "target 'com.example.npu' not listed");
+  EXPECT_EQ(OpTypes(resolved.model.graph()), (std::vector<std::string>{"If", "Neg", "Relu"}));
+  ExpectSameResultsOnBothBranches(model, resolved);
+}
+
 // Add then Relu; e0 covers Relu alone, e1 both.
 onnx::ModelProto Overlapping(const std::string& target0, const std::string& target1, int priority0 = 0,
                              int priority1 = 0) {

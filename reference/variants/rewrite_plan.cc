@@ -16,6 +16,12 @@ bool RewritePlan::Build() {
 // makes, is read by something that stays: a node outside every region, a
 // call (another entry's input), a graph output, or a region node of its
 // own entry that stays. The last makes this a walk back from the first ones.
+//
+// An entry of a subgraph of a node that stays counts as a reader too,
+// whether or not it is taken later: subgraphs are resolved after this
+// graph, and an entry taken there reads the value by name. (A kept region
+// node's nested entry reads its own entry's outputs under their new names,
+// like the node itself; a removed node's entries are never reached.)
 void RewritePlan::DecideLiveness() {
   const int32_t node_count = index_.node_count();
   provider_.assign(static_cast<size_t>(index_.value_count()), -1);
@@ -30,6 +36,17 @@ void RewritePlan::DecideLiveness() {
     keep_[static_cast<size_t>(n)] = 1;
     work.push_back(n);
   };
+  // A node of region `reader_slot` (-1: of none) stays, and an entry of its subgraphs reads `v`.
+  auto entry_read = [&](int32_t reader_slot, int32_t v) {
+    const int32_t p = index_.producer(v);
+    if (p < 0) return;
+    const int32_t owner = owner_[static_cast<size_t>(p)];
+    if (owner >= 0 && (owner == reader_slot || provider_[static_cast<size_t>(v)] < 0)) revive(p);
+  };
+  for (int32_t n : index_.subgraph_nodes()) {
+    if (owner_[static_cast<size_t>(n)] >= 0) continue;  // a region node's entries count once it stays
+    for (int32_t v : index_.entry_reads(n)) entry_read(-1, v);
+  }
   for (size_t s = 0; s < taken_.size(); ++s) {
     const auto slot = static_cast<int32_t>(s);
     for (int32_t n : taken_[s].analysis->region) {
@@ -62,23 +79,30 @@ void RewritePlan::DecideLiveness() {
       const int32_t p = index_.producer(v);
       if (p >= 0 && owner_[static_cast<size_t>(p)] == slot) revive(p);
     }
+    for (int32_t v : index_.entry_reads(n)) entry_read(slot, v);
   }
 }
 
 // What rewritten node `id` reads from: a kept region node reads its own
 // entry's outputs from the nodes that stay and make them (under new names);
-// every other reader of an entry output reads the call.
+// every other reader of an entry output reads the call. What entries of a
+// node's subgraphs read counts too, so that one taken later finds its
+// inputs made before the node; only values made before the node in the
+// original graph, though: an entry reading one made after it (or from it)
+// could never be taken in order, and must not make this graph unsortable.
 template <typename F>
 void RewritePlan::ForEachDependency(int32_t id, F&& f) const {
   const int32_t node_count = index_.node_count();
   if (id < node_count) {
     const int32_t slot = owner_[static_cast<size_t>(id)];
-    for (int32_t v : index_.reads(id)) {
+    auto depend = [&](int32_t v, bool entry_read) {
       const int32_t p = index_.producer(v);
-      if (p < 0) continue;
+      if (p < 0 || (entry_read && index_.position(p) >= index_.position(id))) return;
       const int32_t made_by = provider_[static_cast<size_t>(v)];
       f(made_by >= 0 && made_by != slot ? node_count + made_by : p);
-    }
+    };
+    for (int32_t v : index_.reads(id)) depend(v, false);
+    for (int32_t v : index_.entry_reads(id)) depend(v, true);
     return;
   }
   for (int32_t x : taken_[static_cast<size_t>(id - node_count)].analysis->inputs) {
