@@ -159,14 +159,7 @@ int RunEval(const std::vector<std::string>& args) {
     else if (a == "--timeout" && TakeValue(args, i, &v)) options.timeout_seconds = std::atof(v.c_str());
     else if (a == "--quiet") options.quiet = true;
     else if (a == "--prefer-function-bodies") options.prefer_function_bodies = true;
-    else if (a == "--variant-targets" && TakeValue(args, i, &v)) {
-      options.variant_targets.emplace();
-      for (size_t start = 0; start <= v.size();) {
-        const size_t comma = std::min(v.find(',', start), v.size());
-        if (comma > start) options.variant_targets->push_back(v.substr(start, comma - start));
-        start = comma + 1;
-      }
-    }
+    else if (a == "--variant-targets" && TakeValue(args, i, &v)) options.variant_targets = parity::SplitTargets(v);
     else if (a.rfind("--", 0) == 0) return Usage("eval: unknown or incomplete option '" + a + "'");
     else options.paths.push_back(a);
   }

@@ -87,6 +87,7 @@ nlohmann::json ToJson(const CaseResult& r) {
         r.load_ms_stripped_cold ? nlohmann::json(*r.load_ms_stripped_cold) : nlohmann::json(nullptr);
     j["load_ms_stripped_warm"] = TimingStats(r.load_ms_stripped_warm);
   }
+  if (!r.load_ms_stripped_error.empty()) j["load_ms_stripped_error"] = r.load_ms_stripped_error;
   if (!r.message.empty()) j["message"] = r.message;
   if (!r.expectation.empty()) j["expectation"] = r.expectation;
   if (r.gate_failure) j["gate_failure"] = true;
@@ -112,6 +113,7 @@ StatusOr<CaseResult> CaseResultFromJson(const nlohmann::json& j) {
   r.message = text("message");
   r.expectation = text("expectation");
   r.repro = text("repro");
+  r.load_ms_stripped_error = text("load_ms_stripped_error");
   if (j.contains("load_ms_cold") && j["load_ms_cold"].is_number()) r.load_ms_cold = j["load_ms_cold"].get<double>();
   if (j.contains("load_ms_warm") && j["load_ms_warm"].is_object() && j["load_ms_warm"].contains("median") &&
       j["load_ms_warm"]["median"].is_number()) {

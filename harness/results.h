@@ -50,6 +50,9 @@ struct CaseResult {
   // with its entries stripped, cold and each warm repeat, milliseconds.
   std::optional<double> load_ms_stripped_cold;
   std::vector<double> load_ms_stripped_warm;
+  // Why that measurement failed or is incomplete (refused, crashed, hung);
+  // empty when it went well. Never changes the case's state.
+  std::string load_ms_stripped_error;
   nlohmann::json placement = nlohmann::json::object(); // device -> node count
   std::string repro;  // one command that reproduces this case
   // The gate must see this case: a state that fails it, or one the

@@ -40,6 +40,22 @@ TEST(ResultsTest, VariantFieldsAreWrittenAndReadBack) {
   EXPECT_EQ(back->load_ms_stripped_warm, std::vector<double>{2});
 }
 
+TEST(ResultsTest, AFailedStrippedMeasurementIsItsOwnFieldAndKeepsTheState) {
+  CaseResult r = VariantResult(12, 4, 10, 2);
+  r.load_ms_stripped_cold.reset();
+  r.load_ms_stripped_warm.clear();
+  r.load_ms_stripped_error = "session creation: no answer within 2 s; the worker was killed";
+  const json j = ToJson(r);
+  EXPECT_EQ(j["state"], "PASS");
+  EXPECT_FALSE(j.contains("message"));
+  EXPECT_EQ(j["load_ms_stripped_error"], r.load_ms_stripped_error);
+  EXPECT_FALSE(j.contains("load_ms_stripped_cold"));
+  StatusOr<CaseResult> back = CaseResultFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->load_ms_stripped_error, r.load_ms_stripped_error);
+  EXPECT_FALSE(ToJson(VariantResult(12, 4, 10, 2)).contains("load_ms_stripped_error"));
+}
+
 TEST(ResultsTest, PlainCasesAndOldLinesHaveNoVariantFields) {
   CaseResult plain;
   plain.name = "test_abs";

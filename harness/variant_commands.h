@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "reference/core/status.h"
 #include "reference/core/value.h"
 #include "reference/model/loader.h"
@@ -25,6 +27,7 @@ struct EntryEquivalence {
   std::string id;
   std::string call;
   bool checked = false;  // false: the reference cannot run it (reason says why)
+  bool ran = false;      // false when checked: the resolved model failed to run (reason says why)
   bool equivalent = false;
   double max_abs_error = 0;
   double max_rel_error = 0;
@@ -32,16 +35,23 @@ struct EntryEquivalence {
   std::string reason;  // a mismatch's first element, or why it was not run
 };
 
+struct EquivalenceOptions {
+  std::string tolerance_path;  // empty: spec/tolerance.json of the source tree
+  // A call the policy does not list (a model-local function, a Compiled
+  // blob) takes the tolerance of this operator (a case's "operator") when set.
+  std::string operator_hint;
+  // A case.json "tolerance" object applied on top (null: none).
+  nlohmann::json tolerance_override;
+};
+
 // Runs the main graph and, for every entry alone, the model resolved to that
 // entry, on `inputs` (the graph's inputs in order; empty: generated from the
 // declared types with a fixed seed, symbolic dimensions taken as 2), and
-// compares every output under the tolerance policy for the entry's operator.
-// Compiled entries for another target than the reference's are not checked.
-// A call the policy does not list (a local function, a Compiled blob) takes
-// the tolerance of `operator_hint` (a case's "operator") when one is given.
+// compares every output under the tolerance policy for the entry's operator;
+// the errors are the largest over all outputs. Compiled entries for another
+// target than the reference's are not checked.
 StatusOr<std::vector<EntryEquivalence>> CheckEquivalence(const LoadedModel& model, std::vector<Value> inputs,
-                                                         const std::string& tolerance_path = "",
-                                                         const std::string& operator_hint = "");
+                                                         const EquivalenceOptions& options = {});
 
 // The body of `parity check MODEL... [--equivalence] [--cases]`. With
 // --cases, each argument is a case folder or a folder of them: a case whose

@@ -35,6 +35,10 @@ enum class Fault {
   kStdoutNoise,  // junk on stdout in create_session and run, which then work
   kFellBack,     // the report places the first node on "cpu-fallback"
   kWrongVariant, // the report says the first variant entry went the other way than it did
+  // Only for a model without variant entries (of a case with entries, its
+  // stripped twin, which the harness creates after the outputs are compared):
+  kHangStripped,  // sleep forever in create_session
+  kFailStripped,  // create_session fails with INTERNAL
 };
 
 struct FaultName {
@@ -56,6 +60,8 @@ constexpr FaultName kFaultNames[] = {
     {"stdout_noise", Fault::kStdoutNoise},
     {"fell_back", Fault::kFellBack},
     {"wrong_variant", Fault::kWrongVariant},
+    {"hang_stripped", Fault::kHangStripped},
+    {"fail_stripped", Fault::kFailStripped},
 };
 
 constexpr size_t kLeakBytes = size_t{64} << 20;
@@ -222,6 +228,11 @@ parity_status* CreateSession(const void* model, size_t model_size, const parity_
     }
     auto created = ReferenceSession::Create(model, model_size, options);
     if (!created.ok()) return ToAbiStatus(created.status());
+    if ((fault == Fault::kHangStripped || fault == Fault::kFailStripped) &&
+        (*created)->variant_decisions().empty()) {
+      if (fault == Fault::kHangStripped) SleepForever();
+      return MakeStatus(PARITY_STATUS_INTERNAL, "fault injection: an injected error creating a model without entries");
+    }
     auto* s = new parity_session{std::move(created).value(), fault};
     if (fault == Fault::kFellBack) s->reference->PlaceNode(0, "cpu-fallback");
     if (fault == Fault::kWrongVariant && !s->reference->variant_decisions().empty()) {

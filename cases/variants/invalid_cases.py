@@ -12,7 +12,7 @@ from onnx import TensorProto, helper, numpy_helper
 import local_functions as fn
 import valid_cases  # the graph and entries of compiled_fresh, the stale case's valid twin
 from variant_model import (PRIORITY_KEY, REFERENCE, TARGET_KEY, VariantCase, binary_attribute, call, compiled,
-                           matrix, reference_blob, rng_for, string_attribute, vector)
+                           function, matrix, reference_blob, rng_for, string_attribute, vector)
 
 # Distinctive value names, so that a message naming one cannot match by accident.
 BASE_GRAPH = """main (float[4,8] features, float[8,8] proj_weight, float[8] proj_bias) => (float[4,8] probs) {
@@ -186,6 +186,89 @@ LOOP_CONVEX_GRAPH = """main (float[4,8] features, int64 M, bool keep) => (float[
         }"""
 
 
+# if_0's then branch holds an entry reading late_sum, made after if_0 from its output.
+LATE_OUTER_GRAPH = """main (float[4,8] features, bool c) => (float[4,8] y) {
+          [relu_0] early = Relu(features)
+          [if_0] branch_out = If(c) <
+            then_branch = then0 () => (float[4,8] r_then) {
+              [then_neg] r_then = Neg(early)
+            },
+            else_branch = else0 () => (float[4,8] r_else) {
+              [else_abs] r_else = Abs(early)
+            }>
+          [add_0] late_sum = Add(branch_out, features)
+          [tanh_0] y = Tanh(late_sum)
+        }"""
+
+# Two If nodes; after stamping the first is renamed "If#2" and the second
+# (at position 2) loses its name, so both label "If#2" and their entries share an id.
+ID_CLASH_GRAPH = """main (float[4,8] features, bool c) => (float[4,8] y1, float[4,8] y2) {
+          [if_a] y1 = If(c) <
+            then_branch = then_a () => (float[4,8] p_a) { [then_a_neg] p_a = Neg(features) },
+            else_branch = else_a () => (float[4,8] q_a) { [else_a_abs] q_a = Abs(features) }>
+          [relu_0] rectified = Relu(features)
+          [if_b] y2 = If(c) <
+            then_branch = then_b () => (float[4,8] p_b) { [then_b_neg] p_b = Neg(rectified) },
+            else_branch = else_b () => (float[4,8] q_b) { [else_b_abs] q_b = Abs(rectified) }>
+        }"""
+
+
+def _clash_labels(model):
+    by_name = {n.name: n for n in model.graph.node}
+    by_name["if_a"].name = "If#2"
+    by_name["if_b"].name = ""
+
+
+# A local function whose body holds an If; an entry is put into its then branch after stamping.
+GATED_BRANCH = function("""
+GatedBranch (X, C) => (Y) {
+  Y = If(C) <
+    then_branch = gated_then () => (float[4,8] T) { T = Relu(X) },
+    else_branch = gated_else () => (float[4,8] E) { E = Neg(X) }>
+}""")
+
+
+def _entry_in_function_body(model):
+    body = next(f for f in model.functions if f.name == "GatedBranch")
+    branch = next(a for a in body.node[0].attribute if a.name == "then_branch").g
+    entry = branch.equivalent_subgraph.add()
+    entry.input.append("X")
+    entry.output.append("T")
+    entry.op_type = "Relu"
+
+
+def _branch_graph(name: str):
+    return helper.make_graph([helper.make_node("Identity", ["activation"], [f"{name}_out"])], name, [],
+                             [helper.make_tensor_value_info(f"{name}_out", TensorProto.FLOAT, [4, 8])])
+
+
+def scope_cases() -> list:
+    """Where entries may sit and what their calls may carry."""
+    return [
+        invalid("names_outer_value_after_holder", "VAR-NAMES", "late_sum",
+                "an entry in if_0's then branch reading late_sum, computed after if_0 from its output: not "
+                "visible at the node that holds the entry", [
+                    call(["early", "late_sum"], ["r_then"], "Sub", domain="", graph="if_0.then_branch")],
+                functions=(), graph=LATE_OUTER_GRAPH, weights={}),
+        invalid("call_subgraph_attribute", "VAR-CALL", "fusion_body",
+                "an entry whose call carries a GRAPH attribute: control flow belongs in a model-local function",
+                [linear_relu(attributes=[helper.make_attribute("fusion_body", _branch_graph("fusion_body"))])]),
+        invalid("call_duplicate_attribute", "VAR-CALL", "fusion_mode",
+                "an entry whose call gives the attribute fusion_mode twice",
+                [linear_relu(attributes=[helper.make_attribute("fusion_mode", 1),
+                                         helper.make_attribute("fusion_mode", 2)])]),
+        invalid("place_function_body", "VAR-PLACE", "GatedBranch",
+                "an entry inside the then branch of an If in the body of the local function GatedBranch",
+                [], functions=(fn.LINEAR_RELU, GATED_BRANCH), after_stamp=_entry_in_function_body),
+        invalid("id_collision", "VAR-ID", "If#2.then_branch/e0",
+                "a node named If#2 and an unnamed If at position 2, each holding an entry: both ids read "
+                "If#2.then_branch/e0", [
+                    call(["features"], ["p_a"], "Neg", domain="", graph="if_a.then_branch"),
+                    call(["rectified"], ["p_b"], "Neg", domain="", graph="if_b.then_branch")],
+                functions=(), graph=ID_CLASH_GRAPH, weights={}, after_stamp=_clash_labels),
+    ]
+
+
 def invalid_cases() -> list:
     copied = base_weights("copied_weight")
     weight_attr = helper.make_attribute("weight", numpy_helper.from_array(copied["proj_weight"].copy()))
@@ -269,4 +352,5 @@ def invalid_cases() -> list:
                 functions=(fn.LINEAR_RELU_WEIGHT_ATTRIBUTE,), weights=copied),
         invalid("duplicate", "VAR-DUPLICATE", "entry e0", "the same entry twice in one graph",
                 [linear_relu(), linear_relu()]),
+        *scope_cases(),
     ]

@@ -291,7 +291,8 @@ def if_branches() -> VariantCase:
     return VariantCase(
         name="if_branches", kind="subgraph_if", operator="MatMul",
         why="entries in the then and else branches of two If nodes, reading outer-scope values (x and the "
-            "weights); with c true, if_0 runs its then branch and if_1 its else branch",
+            "weights); data set 0 (c true) runs if_0's then and if_1's else branch, data set 1 (c false) "
+            "the other two, so every entry's branch executes",
         graph="""main (float[4,8] x, bool c, float[8,8] W1, float[8,8] W2) => (float[4,8] y) {
           [not_0] nc = Not(c)
           [if_0] r0 = If(c) <
@@ -316,6 +317,7 @@ def if_branches() -> VariantCase:
         }""",
         weights={"W1": matrix(rng, 8, 8), "W2": matrix(rng, 8, 8)},
         inputs={"c": np.array(True)},
+        more_inputs=[{"c": np.array(False)}],
         functions=[fn.MATMUL_RELU, fn.MATMUL_SOFTMAX, fn.MATMUL_TANH, fn.MATMUL_SIGMOID],
         entries=[call(["x", "W1"], ["t0_out"], "MatMulRelu", graph="if_0.then_branch"),
                  call(["x", "W2"], ["e0_out"], "MatMulSoftmax", target=REFERENCE, graph="if_0.else_branch"),

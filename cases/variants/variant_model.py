@@ -69,6 +69,9 @@ class VariantCase:
     functions: list = field(default_factory=list)  # FunctionProto text
     select: dict = field(default_factory=dict)
     inputs: dict = field(default_factory=dict)  # graph input -> array, where a seeded draw will not do
+    # Data sets after test_data_set_0, each a dict like `inputs` (other inputs
+    # drawn as for data set 0): another value of a condition, so that every branch runs.
+    more_inputs: list = field(default_factory=list)
     opset: int = OPSET
     ir_version: int = IR_VERSION
     not_imported: tuple = ()  # entry domains left out of opset_import on purpose (VAR-CALL)
@@ -239,14 +242,16 @@ def attach_entries(model: onnx.ModelProto, entries: list, schema):
     return patched
 
 
-def data_set_inputs(case: VariantCase, model: onnx.ModelProto) -> list:
-    """(name, array) for each graph input: the case's own, else a seeded
-    draw from the declared type (floats standard normal, bools true)."""
+def data_set_inputs(case: VariantCase, model: onnx.ModelProto, given: Optional[dict] = None) -> list:
+    """(name, array) for each graph input: `given` (default the case's
+    `inputs`), else a seeded draw from the declared type (floats standard
+    normal, bools true), the same draw in every data set."""
+    given = case.inputs if given is None else given
     rng = rng_for(case.name + "/inputs")
     inputs = []
     for value_info in model.graph.input:
-        if value_info.name in case.inputs:
-            inputs.append((value_info.name, case.inputs[value_info.name]))
+        if value_info.name in given:
+            inputs.append((value_info.name, given[value_info.name]))
             continue
         tensor = value_info.type.tensor_type
         dtype = _NUMPY_TYPES[tensor.elem_type]

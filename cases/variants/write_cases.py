@@ -4,7 +4,7 @@ selection each target list must make, and invalid ones that break one rule.
 
   write_cases.py --out DIR [--parity PATH] [--filter TEXT] [--no-check]
 
-  DIR/valid/<case>/    model.onnx, test_data_set_0/input_K.pb and output_K.pb, case.json
+  DIR/valid/<case>/    model.onnx, test_data_set_N/input_K.pb and output_K.pb, case.json
   DIR/invalid/<case>/  model.onnx, case.json (no data set)
 
 Models and inputs are generated here; Compiled entries get their __hash__
@@ -105,11 +105,12 @@ def write_model(case: VariantCase, case_dir: str, schema, parity: str) -> None:
         raise StepFailed(f"{case.name}: model.onnx has {os.path.getsize(path)} bytes, over {case.max_bytes}: "
                          "a weight was copied")
     if case.check is None:
-        set_dir = os.path.join(case_dir, "test_data_set_0")
-        os.makedirs(set_dir)
-        for k, (name, array) in enumerate(data_set_inputs(case, main_model)):
-            with open(os.path.join(set_dir, f"input_{k}.pb"), "wb") as f:
-                f.write(numpy_helper.from_array(array, name).SerializeToString())
+        for n, given in enumerate([case.inputs] + case.more_inputs):
+            set_dir = os.path.join(case_dir, f"test_data_set_{n}")
+            os.makedirs(set_dir)
+            for k, (name, array) in enumerate(data_set_inputs(case, main_model, given)):
+                with open(os.path.join(set_dir, f"input_{k}.pb"), "wb") as f:
+                    f.write(numpy_helper.from_array(array, name).SerializeToString())
 
 
 def case_meta(case: VariantCase) -> dict:

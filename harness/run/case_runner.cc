@@ -3,7 +3,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <functional>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -179,27 +178,53 @@ bool ReleaseSession(uint64_t id, WorkerProcess* worker, WorkerSlot& slot, int64_
 // Creates (cold and warm repeats, as `create` asks) and releases a session
 // of the model with its variant entries stripped, so that reports can set
 // what a model's entries cost at session creation against the same model
-// without them. An adapter that refuses the stripped model leaves the
-// fields unset; a worker that fails makes the case CRASH or TIMEOUT, as in
-// any other phase.
+// without them. The case's verdict is settled before this: a failure here
+// never changes r.state or r.message; it is written to
+// r.load_ms_stripped_error instead. The measurement has its own budget of
+// `budget_ms` (what is left of the case's time could be nothing), and a
+// worker that crashes, hangs or breaks the protocol is dropped as in any
+// other phase, so the next case starts with a fresh one.
 void MeasureStrippedLoad(protocol::Request create, std::string stripped_model, WorkerProcess* worker,
-                         WorkerSlot& slot, const std::function<int64_t()>& left_ms, double timeout_seconds,
-                         CaseResult& r) {
-  const char* phase = "session creation of the model without variant entries";
+                         WorkerSlot& slot, int64_t budget_ms, CaseResult& r) {
+  const auto start = Clock::now();
+  auto left_ms = [&] {
+    return budget_ms - std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+  };
+  // A failed call: the worker is given up unless nothing was sent.
+  auto failed = [&](const Status& failure, const char* step) {
+    if (failure.code() == StatusCode::kResourceExhausted && worker->alive()) {
+      r.load_ms_stripped_error = StrCat(step, ": ", failure.message());
+      return;
+    }
+    if (failure.code() == StatusCode::kDeadlineExceeded) {
+      r.load_ms_stripped_error =
+          StrCat(step, ": no answer within ", budget_ms / 1000.0, " s; the worker was killed");
+    } else {
+      r.load_ms_stripped_error = StrCat(step, ": the worker failed: ",
+                                        failure.code() == StatusCode::kIoError ? failure.message() + "; " : "",
+                                        worker->EndDescription());
+    }
+    slot.Discard();
+  };
   create.mutable_create_session()->set_model(std::move(stripped_model));
   StatusOr<protocol::Response> created = worker->Call(create, std::max<int64_t>(left_ms(), 1));
-  if (!created.ok()) {
-    RecordWorkerFailure(created.status(), phase, worker, slot, timeout_seconds, r);
+  if (!created.ok()) return failed(created.status(), "session creation");
+  if (created->has_status() && created->status().code() != protocol::OK) {
+    r.load_ms_stripped_error = StrCat("session creation: ", StatusCodeText(created->status().code()), ": ",
+                                      created->status().message());
     return;
   }
-  if (created->has_status() && created->status().code() != protocol::OK) return;
   if (!created->has_session()) {
-    RecordWrongAnswer(phase, "session", slot, r);
+    r.load_ms_stripped_error = "session creation: the worker broke the protocol: its answer holds no session";
+    slot.Discard();
     return;
   }
   r.load_ms_stripped_cold = created->session().load_ms_cold();
   r.load_ms_stripped_warm.assign(created->session().load_ms_warm().begin(), created->session().load_ms_warm().end());
-  ReleaseSession(created->session().session_id(), worker, slot, left_ms(), timeout_seconds, r);
+  protocol::Request request;
+  request.mutable_release_session()->set_session_id(created->session().session_id());
+  StatusOr<protocol::Response> released = worker->Call(request, std::max<int64_t>(left_ms(), kReleaseMinMs));
+  if (!released.ok()) failed(released.status(), "session release");
 }
 
 }  // namespace
@@ -428,8 +453,11 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
   // also have selected what its targets call for (spec/variants.md).
   if (r.variants_expected) {
     // Named as checked: an empty list sent stands for the declared targets.
-    const std::string mismatch = SelectionMismatch(targets->empty() ? declared_targets : *targets,
-                                                   ReportedSelection(r.variants), *r.variants_expected);
+    StatusOr<std::vector<std::string>> reported = ReportedSelection(r.variants, CollectEntries(proto));
+    const std::string mismatch =
+        reported.ok() ? SelectionMismatch(targets->empty() ? declared_targets : *targets, *reported,
+                                          *r.variants_expected)
+                      : reported.status().message();
     if (!mismatch.empty() && (r.state == CaseState::kPass || r.state == CaseState::kMistrusted)) {
       r.state = CaseState::kFail;
       r.message = mismatch;
@@ -439,8 +467,8 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
   }
   if (!release()) return r;
   if (has_variants) {
-    MeasureStrippedLoad(std::move(create), std::move(stripped_model), *worker, slot, left_ms, settings.timeout_seconds,
-                        r);
+    // Its own budget: the case's time may be spent, and its verdict stands.
+    MeasureStrippedLoad(std::move(create), std::move(stripped_model), *worker, slot, budget_ms, r);
   }
   return r;
 }

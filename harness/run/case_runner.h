@@ -68,8 +68,10 @@ struct CaseRunSettings {
 
 // Runs one case; never fails, every outcome is a state. Expectations are
 // applied by the caller. For a model with variant entries it also checks the
-// selection the adapter reports (harness/run/variant_check.h) and times the
-// creation of a session of the model with its entries stripped.
+// selection the adapter reports (harness/run/variant_check.h) and, once the
+// verdict is settled, times the creation of a session of the model with its
+// entries stripped (its own budget of `timeout_seconds`; a failure there is
+// load_ms_stripped_error and never changes the state).
 CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& settings);
 
 // The operator a case is about, read from its model (empty when unreadable).

@@ -3,8 +3,10 @@
 #include "harness/run/variant_check.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
+#include "harness/results.h"
 #include "reference/model/validator.h"
 #include "reference/variants/variants.h"
 
@@ -115,13 +117,44 @@ StatusOr<std::vector<std::string>> ExpectedSelection(const CaseInfo& info, const
   return selected;
 }
 
-std::vector<std::string> ReportedSelection(const nlohmann::json& variants) {
+StatusOr<std::vector<std::string>> ReportedSelection(const nlohmann::json& variants,
+                                                     const std::vector<VariantEntry>& entries) {
   std::vector<std::string> selected;
-  if (!variants.is_array()) return selected;
+  if (!variants.is_array() || variants.empty()) return selected;  // the main graph ran
+  std::map<std::string, const VariantEntry*> by_id;
+  std::string listed;
+  for (const VariantEntry& e : entries) {
+    by_id[e.id] = &e;
+    listed += (listed.empty() ? "" : ", ") + e.id;
+  }
+  auto malformed = [](auto&&... parts) { return InvalidArgument("variant report: ", parts...); };
+  std::set<std::string> seen;
   for (const auto& v : variants) {
-    if (!v.is_object()) continue;
-    const std::string chosen = v.value("chosen", "");
-    if (chosen != "main") selected.push_back(v.value("entry", ""));
+    if (!v.is_object() || !v.contains("entry") || !v["entry"].is_string() || !v.contains("chosen") ||
+        !v["chosen"].is_string()) {
+      return malformed("a choice is not {\"entry\", \"chosen\"} strings: ", DumpJson(v));
+    }
+    const std::string id = v["entry"].get<std::string>();
+    const std::string chosen = v["chosen"].get<std::string>();
+    const auto found = by_id.find(id);
+    if (found == by_id.end()) {
+      return malformed("reports entry '", id, "', which the model does not have (its entries: ", listed, ")");
+    }
+    if (!seen.insert(id).second) return malformed("entry ", id, " reported twice");
+    if (chosen == "main") continue;
+    if (chosen != found->second->call) {
+      return malformed("entry ", id, " chosen '", chosen, "' but its call is '", found->second->call,
+                       "' (a choice is the call or \"main\")");
+    }
+    selected.push_back(id);
+  }
+  if (seen.size() != entries.size()) {
+    std::vector<std::string> missing;
+    for (const VariantEntry& e : entries) {
+      if (!seen.count(e.id)) missing.push_back(e.id);
+    }
+    return malformed("reports ", seen.size(), " of ", entries.size(), " entries (missing ", BracketList(missing),
+                     "); a backend reports one choice per entry, or none");
   }
   return selected;
 }

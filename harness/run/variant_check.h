@@ -12,6 +12,7 @@
 #include "harness/case_reader.h"
 #include "reference/core/status.h"
 #include "reference/model/loader.h"
+#include "reference/variants/variants.h"
 
 namespace parity {
 
@@ -36,9 +37,16 @@ StatusOr<std::vector<std::string>> ExpectedSelection(const CaseInfo& info, const
                                                      const std::vector<std::string>& declared);
 
 // The entries a session report's choices (the result's "variants", a list
-// of {"entry", "chosen"}) select: those whose "chosen" is not "main". An
-// adapter that reports no choices selects nothing (it ran the main graph).
-std::vector<std::string> ReportedSelection(const nlohmann::json& variants);
+// of {"entry", "chosen"}) select: those whose "chosen" is the entry's call,
+// checked against the model's `entries` (spec/variants.md 4.3). An adapter
+// that reports no choices selects nothing (it ran the main graph). A
+// malformed report is an error whose message, prefixed "variant report: ",
+// is the case's FAIL message: a choice that is not {"entry", "chosen"}
+// strings, an entry id the model does not have, an entry reported twice, a
+// "chosen" that is neither "main" nor the entry's call (empty included), and
+// a report that names some entries but not all.
+StatusOr<std::vector<std::string>> ReportedSelection(const nlohmann::json& variants,
+                                                     const std::vector<VariantEntry>& entries);
 
 // Empty when `selected` and `expected` hold the same entries (order and
 // repeats aside); else the FAIL message "variant selection: targets [..]

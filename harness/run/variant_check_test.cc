@@ -111,11 +111,47 @@ TEST(VariantCheckTest, TargetsComeFromCommandLineThenCaseThenCapabilities) {
   EXPECT_NE(bad.status().message().find("\"variant_targets\" must be a list of strings"), std::string::npos);
 }
 
-TEST(VariantCheckTest, ReportedSelectionIgnoresMainAndEmptyReports) {
-  EXPECT_EQ(ReportedSelection(json::array()), std::vector<std::string>{});
-  const json report = json::array({{{"entry", "e0"}, {"chosen", "org.onnxparity.test:FusedAddRelu"}},
-                                   {{"entry", "e1"}, {"chosen", "main"}}});
-  EXPECT_EQ(ReportedSelection(report), std::vector<std::string>{"e0"});
+json Choice(const std::string& entry, const std::string& chosen) { return {{"entry", entry}, {"chosen", chosen}}; }
+
+// The FAIL message of a malformed report; empty when the report is well formed.
+std::string ReportProblem(const json& report) {
+  const LoadedModel model = VariantModel();
+  StatusOr<std::vector<std::string>> selected = ReportedSelection(report, CollectEntries(*model.proto));
+  return selected.ok() ? "" : selected.status().message();
+}
+
+TEST(VariantCheckTest, ReportedSelectionTakesCallsAndIgnoresMainAndEmptyReports) {
+  const LoadedModel model = VariantModel();
+  const std::vector<VariantEntry> entries = CollectEntries(*model.proto);
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_EQ(*ReportedSelection(json::array(), entries), std::vector<std::string>{});  // the main graph ran
+  const json report = json::array({Choice("e0", "org.onnxparity.test:FusedAddRelu"), Choice("e1", "main"),
+                                   Choice("e2", "ai.onnx:Add")});
+  EXPECT_EQ(*ReportedSelection(report, entries), (std::vector<std::string>{"e0", "e2"}));
+  const json none = json::array({Choice("e2", "main"), Choice("e0", "main"), Choice("e1", "main")});
+  EXPECT_EQ(*ReportedSelection(none, entries), std::vector<std::string>{});
+}
+
+TEST(VariantCheckTest, AMalformedReportIsAFailNamingTheEntry) {
+  const json e1 = Choice("e1", "main"), e2 = Choice("e2", "main");
+  EXPECT_EQ(ReportProblem(json::array({Choice("e0", "main"), e1, e2, Choice("e7", "main")})),
+            "variant report: reports entry 'e7', which the model does not have (its entries: e0, e1, e2)");
+  EXPECT_EQ(ReportProblem(json::array({Choice("e0", "ai.onnx:Gemm"), e1, e2})),
+            "variant report: entry e0 chosen 'ai.onnx:Gemm' but its call is 'org.onnxparity.test:FusedAddRelu' "
+            "(a choice is the call or \"main\")");
+  // An empty choice is not "main": it is no call of the entry.
+  EXPECT_EQ(ReportProblem(json::array({Choice("e0", ""), e1, e2})),
+            "variant report: entry e0 chosen '' but its call is 'org.onnxparity.test:FusedAddRelu' "
+            "(a choice is the call or \"main\")");
+  EXPECT_EQ(ReportProblem(json::array({Choice("e0", "main"), e1, Choice("e1", "org.onnxparity.test:FusedAddReluNpu"),
+                                       e2})),
+            "variant report: entry e1 reported twice");
+  EXPECT_EQ(ReportProblem(json::array({Choice("e0", "org.onnxparity.test:FusedAddRelu"), e2})),
+            "variant report: reports 2 of 3 entries (missing [e1]); a backend reports one choice per entry, or none");
+  EXPECT_EQ(ReportProblem(json::array({Choice("", "main"), e1, e2})),
+            "variant report: reports entry '', which the model does not have (its entries: e0, e1, e2)");
+  EXPECT_EQ(ReportProblem(json::array({json{{"entry", "e0"}}, e1, e2})),
+            "variant report: a choice is not {\"entry\", \"chosen\"} strings: {\"entry\":\"e0\"}");
 }
 
 TEST(VariantCheckTest, MismatchMessageNamesTargetsSelectedAndExpected) {

@@ -136,6 +136,35 @@ class VariantRunTest(unittest.TestCase):
                                        "selected [], expected [e0]")
         self.assertEqual(r["outputs"][0]["verdict"], "match")
 
+    def test_a_failing_stripped_measurement_never_changes_the_verdict(self):
+        out = os.path.join(self.work, "stripped_faults")
+        # The stripped twin hangs (a PASS case) or is refused (a FAIL case, whose
+        # selection message must survive); the case after the hang gets a fresh worker.
+        env = dict(os.environ, PARITY_FAULTS="test_variant_default=hang_stripped,"
+                                             "test_variant_pinned_differs=fail_stripped")
+        self.run_parity(out, "--timeout", "3", "--jobs", "1", adapter="fault_injection", env=env, check_rc=1)
+        _, results, summary = util.read_run(out)
+
+        r = results["test_variant_default"]
+        self.assertEqual(r["state"], "PASS", r.get("message"))
+        self.assertNotIn("message", r)
+        self.assertNotIn("load_ms_stripped_cold", r)
+        self.assertEqual(r["load_ms_stripped_error"], "session creation: no answer within 3 s; the worker was killed")
+
+        r = results["test_variant_pinned_differs"]
+        self.assertEqual(r["state"], "FAIL")
+        self.assertEqual(r["message"], "variant selection: targets [org.onnxparity.reference, portable] "
+                                       "selected [e0], expected [e1]")
+        self.assertIn("session creation: INTERNAL: fault injection", r["load_ms_stripped_error"])
+        self.assertNotIn("load_ms_stripped_cold", r)
+
+        # The others measured their twins, the one after the hang included.
+        for name in ("test_variant_case_targets", "test_variant_pinned_agrees"):
+            self.assertEqual(results[name]["state"], "PASS", name)
+            self.assertGreater(results[name]["load_ms_stripped_cold"], 0, name)
+            self.assertNotIn("load_ms_stripped_error", results[name])
+        self.assertEqual(summary["worker_restarts"], 1)  # the hung worker only
+
     @unittest.skipUnless(HAS_ONNXRUNTIME, "onnxruntime is not installed")
     def test_onnxruntime_runs_the_main_graph_of_a_model_with_entries(self):
         out = os.path.join(self.work, "onnxruntime")

@@ -3,15 +3,13 @@
 #include <charconv>
 #include <functional>
 
+#include "reference/variants/graph_index.h"
 #include "reference/variants/variants.h"
 
 namespace parity {
 namespace {
 
-// "<name>" of a node, or "<op_type>#<position>" when it has none.
-std::string NodeLabel(const onnx::NodeProto& node, int position) {
-  return node.name().empty() ? StrCat(node.op_type(), "#", position) : node.name();
-}
+using variants_internal::NodeLabel;
 
 VariantEntry ReadEntry(const onnx::GraphProto& graph, const std::string& graph_path, const std::string& id_prefix,
                        int index) {
@@ -102,11 +100,34 @@ std::vector<VariantEntry> CollectEntries(const onnx::ModelProto& model) {
   return entries;
 }
 
-bool HasVariants(const onnx::ModelProto& model) { return GraphHasVariants(model.graph()); }
+// Entries in function bodies are not entries, but a model holding them
+// has variants to refuse (VAR-PLACE) and to strip.
+bool HasVariants(const onnx::ModelProto& model) {
+  if (GraphHasVariants(model.graph())) return true;
+  for (const auto& function : model.functions()) {
+    for (const auto& node : function.node()) {
+      for (const auto& attr : node.attribute()) {
+        if (attr.has_g() && GraphHasVariants(attr.g())) return true;
+        for (const auto& g : attr.graphs()) {
+          if (GraphHasVariants(g)) return true;
+        }
+      }
+    }
+  }
+  return false;
+}
 
 onnx::ModelProto StripVariants(const onnx::ModelProto& model) {
   onnx::ModelProto stripped = model;
   StripGraph(*stripped.mutable_graph());
+  for (auto& function : *stripped.mutable_functions()) {
+    for (auto& node : *function.mutable_node()) {
+      for (auto& attr : *node.mutable_attribute()) {
+        if (attr.has_g()) StripGraph(*attr.mutable_g());
+        for (auto& g : *attr.mutable_graphs()) StripGraph(g);
+      }
+    }
+  }
   return stripped;
 }
 

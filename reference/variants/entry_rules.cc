@@ -48,6 +48,7 @@ class EntryChecker {
       : facts_(facts), entry_(entry), proto_(*entry.proto), index_(index), problems_(problems) {}
 
   void Run() {
+    CheckAttributeList();
     CheckCall();
     CheckMetadata();
     if (entry_.compiled) CheckCompiled();
@@ -58,6 +59,23 @@ class EntryChecker {
   template <typename... Args>
   void Problem(const char* rule, const Args&... args) {
     problems_->push_back(EntryProblem(rule, entry_, StrCat(args...)));
+  }
+
+  // VAR-CALL for the attribute list itself: names unique (a node with a
+  // name twice is invalid, and which one a backend reads is unspecified),
+  // and no subgraphs. A subgraph in the call would read outer values no
+  // entry input lists, and entries nested in it would escape validation and
+  // survive resolution; control flow belongs in a model-local function.
+  void CheckAttributeList() {
+    std::set<std::string_view> seen;
+    for (const auto& a : proto_.attribute()) {
+      if (!seen.insert(a.name()).second) Problem(kRuleCall, "attribute '", a.name(), "' is given twice");
+      if (a.type() == Attribute::GRAPH || a.type() == Attribute::GRAPHS || a.has_g() || a.graphs_size() > 0) {
+        Problem(kRuleCall, "attribute '", a.name(),
+                "' carries a subgraph: an entry's call may not carry subgraphs; wrap the control flow in a "
+                "model-local function");
+      }
+    }
   }
 
   void CheckCall() {
@@ -224,8 +242,9 @@ class EntryChecker {
     return key;
   }
 
-  // Compares against initializers of the same type and shape only, so
-  // that no weight is read unless it may be the copy.
+  // Compares against initializers of the same type and shape only, and
+  // among those decodes one only when its bytes may match (MayBeCopy), so
+  // that no weight is read, external data above all, unless it may be the copy.
   void CheckCopiedWeight(const std::string& attribute, const onnx::TensorProto& tensor) {
     const std::string key = ShapeKey(tensor);
     std::optional<StatusOr<Tensor>> value;
@@ -239,6 +258,7 @@ class EntryChecker {
         const onnx::TensorProto& init = *it->second;
         if (!value) value = TensorFromProto(tensor, ExternalDataPolicy{facts_.base_dir});
         if (!value->ok()) return;  // an unreadable tensor is ValidateModel's to report
+        if (!MayBeCopy(tensor, **value, init)) continue;
         StatusOr<Tensor> other = TensorFromProto(init, ExternalDataPolicy{facts_.base_dir});
         if (!other.ok() || !SameContents(**value, *other)) continue;
         Problem(kRuleCopiedWeight, "attribute '", attribute, "' holds a copy of initializer '", init.name(), "' (",
@@ -247,6 +267,30 @@ class EntryChecker {
         return;
       }
     }
+  }
+
+  // Whether `init` may hold the same contents as `tensor` (decoded as
+  // `value`), judged without decoding it: raw bytes in memory are compared
+  // as they are, and external data is read only when its length matches.
+  static bool MayBeCopy(const onnx::TensorProto& tensor, const Tensor& value, const onnx::TensorProto& init) {
+    const auto kExternal = onnx::TensorProto::EXTERNAL;
+    // Only raw bytes in memory can be compared without decoding (typed
+    // fields, strings and packed types need the decoded values).
+    if (value.dtype() == DataType::kString || !tensor.has_raw_data() || tensor.data_location() == kExternal) {
+      return true;
+    }
+    if (init.data_location() != kExternal) {
+      // Same type and shape, both raw: the bytes decide.
+      return !init.has_raw_data() || init.raw_data() == tensor.raw_data();
+    }
+    for (const auto& kv : init.external_data()) {
+      if (kv.key() != "length") continue;
+      uint64_t length = 0;
+      const std::string& text = kv.value();
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), length);
+      if (error == std::errc() && end == text.data() + text.size() && length != tensor.raw_data().size()) return false;
+    }
+    return true;
   }
 
   static int64_t ContentBytes(const Tensor& t) {

@@ -328,6 +328,24 @@ bool GraphIndex::Visible(std::string_view name) const {
   return false;
 }
 
+std::optional<GraphIndex::LateOuterValue> GraphIndex::LateOuter(std::string_view name) const {
+  for (const GraphIndex* g = this; g->parent_; g = g->parent_) {
+    const int32_t own = g->Find(name);
+    if (own >= 0 && g->defined_here(own)) return std::nullopt;
+    const GraphIndex* outer = g->parent_;
+    const int32_t id = outer->Find(name);
+    if (id < 0 || !outer->defined_here(id)) continue;
+    const int32_t producer = outer->producer(id);
+    // Positions are a topological rank: a node ranked before the holder
+    // cannot be computed from it.
+    if (producer >= 0 && outer->position(producer) >= outer->position(g->holder_)) {
+      return LateOuterValue{outer, producer, g->holder_};
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 uint32_t GraphIndex::NextEpoch() {
   const auto nodes = static_cast<size_t>(node_count());
   const auto values = static_cast<size_t>(value_count());

@@ -60,7 +60,8 @@ class NameTable {
   size_t block_used_ = 0, block_size_ = 0;
 };
 
-// "<name>" of a node, or "<op_type>#<position>" when it has none (as entry ids write it).
+// "<name>" of a node, or "<op_type>#<position>" when it has none: how entry
+// ids, graph paths and messages name a node (the one definition all use).
 std::string NodeLabel(const onnx::NodeProto& node, int position);
 
 class GraphIndex {
@@ -72,7 +73,12 @@ class GraphIndex {
 
   const onnx::GraphProto& graph() const { return *graph_; }
   const GraphIndex* parent() const { return parent_; }
-  void set_parent(const GraphIndex* parent) { parent_ = parent; }
+  // The node of parent() whose attribute holds this graph; -1 for the main graph.
+  int32_t holder() const { return holder_; }
+  void set_parent(const GraphIndex* parent, int32_t holder) {
+    parent_ = parent;
+    holder_ = holder;
+  }
 
   int32_t node_count() const { return static_cast<int32_t>(graph_->node_size()); }
   int32_t value_count() const { return names_.size(); }
@@ -124,6 +130,18 @@ class GraphIndex {
   // Whether `name` is defined in this graph or an enclosing one.
   bool Visible(std::string_view name) const;
 
+  // Where an outer value a graph reads is not visible at the node holding
+  // the graph: in the nearest enclosing graph that defines `name`, the node
+  // that makes it when that node is the holder or ranks after it (so it is
+  // made by, or computed from, or after, the holder). nullopt when `name` is
+  // defined here, is visible there, or is defined nowhere.
+  struct LateOuterValue {
+    const GraphIndex* graph;  // the enclosing graph that defines it
+    int32_t producer;         // its node there
+    int32_t holder;           // the node there that holds the reading graph (at some depth)
+  };
+  std::optional<LateOuterValue> LateOuter(std::string_view name) const;
+
   // --- Cuts. ---------------------------------------------------------------
   // The region of a cut: the nodes reached walking back from the producers
   // of `outputs` through what nodes read, stopping at `inputs` (value ids;
@@ -162,6 +180,7 @@ class GraphIndex {
 
   const onnx::GraphProto* graph_;
   const GraphIndex* parent_;
+  int32_t holder_ = -1;
   NameTable names_;
   std::vector<int32_t> producer_;
   std::vector<uint8_t> flags_;

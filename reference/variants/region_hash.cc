@@ -98,7 +98,8 @@ using Lookup = std::function<std::optional<std::string>(std::string_view)>;
 // Renames every value a subgraph defines by its place ("s<depth>_<k>") and
 // every value it reads from outside through `outer`, and clears what does
 // not change what it computes (names of the graph and its nodes, doc
-// strings, value_info, metadata, entries).
+// strings, value_info, metadata, entries). spec/variants.md ("Stale
+// entries") lists exactly these fields; keep the two in step.
 void CanonicalizeGraph(onnx::GraphProto& graph, const Lookup& outer, int depth) {
   std::unordered_map<std::string, std::string> local;
   int counter = 0;
@@ -126,10 +127,12 @@ void CanonicalizeGraph(onnx::GraphProto& graph, const Lookup& outer, int depth) 
   // topological order canonicalizes as its sorted form would name values.
   for (auto& input : *graph.mutable_input()) {
     input.clear_doc_string();
+    input.clear_metadata_props();
     define(input.mutable_name());
   }
   for (auto& init : *graph.mutable_initializer()) {
     init.clear_doc_string();
+    init.clear_metadata_props();
     define(init.mutable_name());
   }
   for (auto& node : *graph.mutable_node()) {
@@ -148,6 +151,7 @@ void CanonicalizeGraph(onnx::GraphProto& graph, const Lookup& outer, int depth) 
   }
   for (auto& output : *graph.mutable_output()) {
     output.clear_doc_string();
+    output.clear_metadata_props();
     read(output.mutable_name());
   }
 }

@@ -1,5 +1,7 @@
 // Tests of RegionHash and StampCompiledHashes: the hash names the region by
 // what it computes, not by what its values and nodes are called.
+#include <functional>
+
 #include <gtest/gtest.h>
 
 #include "reference/variants/variants_test_util.h"
@@ -98,6 +100,39 @@ TEST(VariantRegionHash, SubgraphsAreHashedByWhatTheyCompute) {
   EXPECT_NE(hash(text("r", "n")), hash(changed));
 }
 
+TEST(VariantRegionHash, AnnotationsOfSubgraphsAreNotHashed) {
+  // The If's then branch: metadata and doc strings on its output, an
+  // initializer of its own, and its nodes are annotations; its output type is not.
+  auto hash = [](const std::function<void(onnx::GraphProto&)>& edit) {
+    onnx::ModelProto model = Model(R"(<ir_version: 10, opset_import: ["" : 21]>
+      g (float[4] x, bool c) => (float[4] y) {
+        y = If (c) <then_branch = a () => (float[4] r) <float[4] k = {1, 2, 3, 4}> { r = Mul (x, k) },
+                    else_branch = b () => (float[4] e) { e = Identity (x) }>
+      })");
+    for (auto& attr : *model.mutable_graph()->mutable_node(0)->mutable_attribute()) {
+      if (attr.name() == "then_branch") edit(*attr.mutable_g());
+    }
+    AddEntry(*model.mutable_graph(), "y = com.example.F (x, c)");
+    StatusOr<std::string> h = RegionHash(model, CollectEntries(model)[0]);
+    EXPECT_TRUE(h.ok()) << h.status().ToString();
+    return h.ok() ? *h : "";
+  };
+  auto annotate = [](auto& message) {
+    auto* prop = message.add_metadata_props();
+    prop->set_key("com.example.note");
+    prop->set_value("quantized later");
+    message.set_doc_string("annotated");
+  };
+  const std::string plain = hash([](onnx::GraphProto&) {});
+  EXPECT_EQ(plain, hash([&](onnx::GraphProto& g) { annotate(*g.mutable_output(0)); }));
+  EXPECT_EQ(plain, hash([&](onnx::GraphProto& g) { annotate(*g.mutable_initializer(0)); }));
+  EXPECT_EQ(plain, hash([&](onnx::GraphProto& g) { annotate(*g.mutable_node(0)); }));
+  EXPECT_NE(plain, hash([](onnx::GraphProto& g) {
+    g.mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT16);
+  }));
+  EXPECT_NE(plain, hash([](onnx::GraphProto& g) { g.mutable_initializer(0)->set_float_data(0, 5.0f); }));
+}
+
 TEST(VariantRegionHash, OpenRegionIsAnError) {
   onnx::ModelProto model = Model(Text());
   AddEntry(*model.mutable_graph(), "y = com.example.Fused (x)");  // b is read but not an input
@@ -124,6 +159,44 @@ TEST(VariantRegionHash, StampWritesOnlyEmptyHashesUnlessAll) {
   EXPECT_EQ(*StampCompiledHashes(model, /*all=*/true), 2);
   EXPECT_EQ(model.graph().equivalent_subgraph(0).attribute(0).s(), *RegionHash(model, entries[0]));
   EXPECT_TRUE(ValidateVariants(Loaded(model)).empty());
+}
+
+// The worked example of spec/variants.md (section 2.7, VAR-STALE): the two
+// hashes are the ones the spec states, computed from its byte-stream
+// definition alone, so this test locks the definition, not the code.
+std::string SpecExampleHash(const std::string& eps) {
+  onnx::ModelProto model = Model(StrCat(R"(<ir_version: 10, opset_import: ["" : 17, "com.example.npu" : 1]>
+    layernorm_chain (float[N,4] X) => (float[N,4] Z)
+      <float[4] scale = {1, 1.5, 0.5, 2}, float[4] bias = {0, 0.25, -0.25, 0.5}, float eps = {)", eps, R"(}>
+    {
+      [ln_mean]    mean = ReduceMean <axes = [-1]> (X)
+      [ln_sub]     d    = Sub (X, mean)
+      [ln_sq]      sq   = Mul (d, d)
+      [ln_var]     var  = ReduceMean <axes = [-1]> (sq)
+      [ln_add_eps] ve   = Add (var, eps)
+      [ln_sqrt]    sd   = Sqrt (ve)
+      [ln_div]     norm = Div (d, sd)
+      [ln_scale]   sc   = Mul (norm, scale)
+      [ln_bias]    Y    = Add (sc, bias)
+      [relu]       Z    = Relu (Y)
+    })"));
+  AddEntry(*model.mutable_graph(), "Y = LayerNormalization <axis = -1, epsilon = 1e-5> (X, scale, bias)");
+  onnx::EquivalentSubgraphProto& e1 = AddEntry(*model.mutable_graph(), "Y = com.example.npu.Compiled (X, scale, bias)");
+  MakeCompiled(e1, "com.example.npu", "com.example.npu.blob/1");
+  auto* priority = e1.add_metadata_props();
+  priority->set_key(kPriorityKey);
+  priority->set_value("10");
+  const std::vector<VariantEntry> entries = CollectEntries(model);
+  EXPECT_EQ(entries.size(), 2u);
+  if (entries.size() != 2) return "";
+  StatusOr<std::string> hash = RegionHash(model, entries[1]);
+  EXPECT_TRUE(hash.ok()) << hash.status().ToString();
+  return hash.ok() ? *hash : "";
+}
+
+TEST(VariantRegionHash, SpecWorkedExample) {
+  EXPECT_EQ(SpecExampleHash("1e-5"), "sha256:c4df71f886dfb66097f00010dfc6a2181e92a3e0dabfc967ea7c4fd2bf25dcde");
+  EXPECT_EQ(SpecExampleHash("1e-6"), "sha256:1ad7d5aa02434e090fdc876fa0131305c0da296b7d77a1f2b7532185c54b46f3");
 }
 
 }  // namespace

@@ -158,7 +158,14 @@ class Resolver {
     for (const VariantEntry& entry : analysis_.entries) decisions_.push_back({entry.id, entry.call, false, ""});
     if (only_) {
       std::unordered_map<std::string, size_t> by_id;
-      for (size_t i = 0; i < count; ++i) by_id.emplace(Entry(static_cast<int>(i)).id, i);
+      for (size_t i = 0; i < count; ++i) {
+        // VAR-ID refuses such a model before resolution; a duplicate here is a bug.
+        auto [first, fresh] = by_id.emplace(Entry(static_cast<int>(i)).id, i);
+        if (!fresh) {
+          return Internal(name_, ": entries ", first->second, " and ", i, " have the same id '", first->first,
+                          "'; VAR-ID should have refused the model");
+        }
+      }
       std::vector<bool> requested(count, false);
       for (const std::string& id : options_.only_entries) {
         auto it = by_id.find(id);

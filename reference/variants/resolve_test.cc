@@ -403,9 +403,10 @@ TEST(VariantResolve, NodeComesAfterACallItsNestedEntryReads) {
   ExpectSameResultsOnBothBranches(model, resolved);
 }
 
-TEST(VariantResolve, NestedEntryReadingAValueMadeFromItsNodeLeavesTheSortAlone) {
-  // The then entry reads y, computed from the If's own output: it could
-  // never be taken, and must not stop e0 from being taken in this graph.
+TEST(VariantResolve, NestedEntryReadingAValueMadeFromItsNodeIsRefused) {
+  // The then entry reads y, computed from the If's own output: taking it
+  // would make the If read its own result. VAR-NAMES refuses the model
+  // (an outer value an entry reads must be defined before its holding node).
   onnx::ModelProto model = Model(StrCat(kHeader, R"(
     g (float[4] x, bool c) => (float[4] o) {
       z = If (c) <then_branch = then_g () => (float[4] r) { r = Abs (x) },
@@ -416,11 +417,13 @@ TEST(VariantResolve, NestedEntryReadingAValueMadeFromItsNodeLeavesTheSortAlone) 
   AddEntry(*model.mutable_graph(), "o = Relu (y)");
   AddEntry(Branch(*model.mutable_graph()->mutable_node(0), "then_branch"), "r = com.example.AbsExtra (x, y)",
            Target("com.example.npu"));
-  ResolvedModel resolved = Resolve(model, {kPortableTarget});
-  EXPECT_EQ(Reason(resolved, "e0"), "selected");
-  EXPECT_EQ(Reason(resolved, "If#0.then_branch/e0"), "target 'com.example.npu' not listed");
-  EXPECT_EQ(OpTypes(resolved.model.graph()), (std::vector<std::string>{"If", "Neg", "Relu"}));
-  ExpectSameResultsOnBothBranches(model, resolved);
+  const StatusOr<ResolvedModel> resolved = ResolveVariants(Loaded(model), {{kPortableTarget}, {}});
+  ASSERT_FALSE(resolved.ok());
+  EXPECT_NE(resolved.status().message().find("VAR-NAMES: entry If#0.then_branch/e0"), std::string::npos)
+      << resolved.status().message();
+  EXPECT_NE(resolved.status().message().find("input 'y' of an enclosing graph is made by node 'Neg#1'"),
+            std::string::npos)
+      << resolved.status().message();
 }
 
 // Add then Relu; e0 covers Relu alone, e1 both.

@@ -17,18 +17,18 @@ namespace {
 // whether it did. Children are indexed first, then told their parent.
 bool BuildIndexes(const onnx::GraphProto& graph, ModelAnalysis& analysis) {
   bool any = graph.equivalent_subgraph_size() > 0;
-  std::vector<const onnx::GraphProto*> children;
-  for (const auto& node : graph.node()) {
-    for (const auto& attr : node.attribute()) {
-      if (attr.has_g() && BuildIndexes(attr.g(), analysis)) children.push_back(&attr.g());
+  std::vector<std::pair<const onnx::GraphProto*, int32_t>> children;  // (graph, holding node)
+  for (int32_t n = 0; n < graph.node_size(); ++n) {
+    for (const auto& attr : graph.node(n).attribute()) {
+      if (attr.has_g() && BuildIndexes(attr.g(), analysis)) children.emplace_back(&attr.g(), n);
       for (const auto& g : attr.graphs()) {
-        if (BuildIndexes(g, analysis)) children.push_back(&g);
+        if (BuildIndexes(g, analysis)) children.emplace_back(&g, n);
       }
     }
   }
   if (!any && children.empty()) return false;
   auto index = std::make_unique<GraphIndex>(graph);
-  for (const onnx::GraphProto* child : children) analysis.indexes.at(child)->set_parent(index.get());
+  for (const auto& [child, holder] : children) analysis.indexes.at(child)->set_parent(index.get(), holder);
   analysis.indexes.emplace(&graph, std::move(index));
   return true;
 }
@@ -46,6 +46,57 @@ std::string DescribeNonProducer(const GraphIndex& index, int32_t value) {
   if (index.initializer(value)) return "an initializer";
   if (index.parent() && index.parent()->Visible(index.name(value))) return "a value of an enclosing graph";
   return "not a value of this graph";
+}
+
+// VAR-PLACE: entries in the subgraphs of a function body's nodes. A
+// function is expanded per call, so one entry would stand for many regions,
+// and the body's values are not the model's; resolution never reaches them.
+void FindPlacedInFunction(const onnx::GraphProto& graph, const std::string& function, const std::string& path,
+                          std::vector<Status>* problems) {
+  if (graph.equivalent_subgraph_size() > 0) {
+    problems->push_back(InvalidModel(kRulePlace, ": function '", function, "' holds ", graph.equivalent_subgraph_size(),
+                                     " entr", graph.equivalent_subgraph_size() == 1 ? "y" : "ies", " in graph '",
+                                     path, "': entries may only sit in the main graph or in subgraphs of its nodes"));
+  }
+  for (int n = 0; n < graph.node_size(); ++n) {
+    for (const auto& attr : graph.node(n).attribute()) {
+      const std::string where = StrCat(path, "/", NodeLabel(graph.node(n), n), ".", attr.name());
+      if (attr.has_g()) FindPlacedInFunction(attr.g(), function, where, problems);
+      for (int g = 0; g < attr.graphs_size(); ++g) {
+        FindPlacedInFunction(attr.graphs(g), function, StrCat(where, "[", g, "]"), problems);
+      }
+    }
+  }
+}
+
+void CheckPlacement(const onnx::ModelProto& model, std::vector<Status>* problems) {
+  for (const auto& f : model.functions()) {
+    const std::string function = StrCat(f.domain().empty() ? "ai.onnx" : f.domain(), ":", f.name(),
+                                        f.overload().empty() ? "" : ":", f.overload());
+    for (int n = 0; n < f.node_size(); ++n) {
+      for (const auto& attr : f.node(n).attribute()) {
+        const std::string where = StrCat(f.name(), "/", NodeLabel(f.node(n), n), ".", attr.name());
+        if (attr.has_g()) FindPlacedInFunction(attr.g(), function, where, problems);
+        for (int g = 0; g < attr.graphs_size(); ++g) {
+          FindPlacedInFunction(attr.graphs(g), function, StrCat(where, "[", g, "]"), problems);
+        }
+      }
+    }
+  }
+}
+
+// The nodes holding an entry's graph, outermost first: "node 'If#2' at
+// position 0", joined by " > "; "the main graph" for an entry there.
+std::string Holders(const GraphIndex& index) {
+  std::vector<std::string> chain;
+  for (const GraphIndex* g = &index; g->parent(); g = g->parent()) {
+    chain.push_back(StrCat("node '", NodeLabel(g->parent()->graph().node(g->holder()), g->holder()),
+                           "' at position ", g->holder()));
+  }
+  if (chain.empty()) return "the main graph";
+  std::string text;
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) text += (text.empty() ? "" : " > ") + *it;
+  return text;
 }
 
 class EntryAnalyzer {
@@ -90,8 +141,23 @@ class EntryAnalyzer {
     bool ok = true;
     for (const auto& in : proto_.input()) {
       out_.inputs.push_back(in.empty() ? -1 : index_.Find(in));
-      if (!in.empty() && !index_.Visible(in)) {
+      if (in.empty()) continue;
+      if (!index_.Visible(in)) {
         Problem(kRuleNames, "input '", in, "' is not a value of this graph or of an enclosing one");
+        ok = false;
+      } else if (auto late = index_.LateOuter(in)) {
+        // The holder would have to run before the value exists: taking the
+        // entry makes the holder read its own result (a cycle).
+        const onnx::GraphProto& outer = late->graph->graph();
+        const std::string holder = NodeLabel(outer.node(late->holder), late->holder);
+        if (late->producer == late->holder) {
+          Problem(kRuleNames, "input '", in, "' is an output of node '", holder,
+                  "', which holds this graph; an outer value an entry reads must be defined before its holding node");
+        } else {
+          Problem(kRuleNames, "input '", in, "' of an enclosing graph is made by node '",
+                  NodeLabel(outer.node(late->producer), late->producer), "', at or after node '", holder,
+                  "', which holds this graph; an outer value an entry reads must be defined before its holding node");
+        }
         ok = false;
       }
     }
@@ -164,6 +230,7 @@ ModelAnalysis AnalyzeVariants(const LoadedModel& model) {
   ModelAnalysis analysis;
   const onnx::ModelProto& proto = *model.proto;
   analysis.entries = CollectEntries(proto);
+  CheckPlacement(proto, &analysis.model_problems);
   if (analysis.entries.empty()) return analysis;
   BuildIndexes(proto.graph(), analysis);
   if (proto.ir_version() < 10) {
@@ -176,6 +243,7 @@ ModelAnalysis AnalyzeVariants(const LoadedModel& model) {
   analysis.analyses.resize(analysis.entries.size());
   // Entries of one graph are consecutive in CollectEntries order.
   std::unordered_map<std::string, size_t> contents;
+  std::unordered_map<std::string_view, size_t> by_id;
   const onnx::GraphProto* contents_graph = nullptr;
   for (size_t i = 0; i < analysis.entries.size(); ++i) {
     const VariantEntry& entry = analysis.entries[i];
@@ -185,6 +253,18 @@ ModelAnalysis AnalyzeVariants(const LoadedModel& model) {
     if (entry.graph != contents_graph) {
       contents.clear();
       contents_graph = entry.graph;
+    }
+    // Ids name nodes by label; two nodes labelled alike (a node named
+    // "If#2" and an unnamed If at position 2) give two entries one id, and
+    // a backend's report or --only could not tell them apart.
+    auto [same_id, fresh_id] = by_id.emplace(entry.id, i);
+    if (!fresh_id) {
+      const VariantEntry& other = analysis.entries[same_id->second];
+      out.problems.push_back(EntryProblem(
+          kRuleId, entry,
+          StrCat("id '", entry.id, "' is also the id of an earlier entry (", other.call, ") held by ",
+                 Holders(*analysis.analyses[same_id->second].index), "; this one is held by ", Holders(*out.index),
+                 ": give the holding nodes unique names")));
     }
     auto [first, fresh] = contents.emplace(SerializeDeterministic(*entry.proto), i);
     if (!fresh) {

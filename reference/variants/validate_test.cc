@@ -332,6 +332,35 @@ TEST(VariantValidate, DifferentTensorIsNotACopy) {
   EXPECT_TRUE(Validate(model).empty()) << Joined(Validate(model));
 }
 
+TEST(VariantValidate, CopiedWeightIsFoundWhateverTheEncoding) {
+  // w in raw_data; the attribute in raw_data or in float_data: a copy either way,
+  // and raw bytes that differ in one element are not.
+  auto problems = [](bool attribute_raw, float last) {
+    onnx::ModelProto model = Model(R"(
+      <ir_version: 10, opset_import: ["" : 21, "com.example" : 1]>
+      g (float[4] x) => (float[4] y) <float[4] w = {1, 2, 3, 4}> { y = Add (x, w) })");
+    onnx::TensorProto& w = *model.mutable_graph()->mutable_initializer(0);
+    const float values[] = {1, 2, 3, 4};
+    w.clear_float_data();
+    w.set_raw_data(std::string(reinterpret_cast<const char*>(values), sizeof(values)));
+    onnx::EquivalentSubgraphProto& entry = AddEntry(
+        *model.mutable_graph(), StrCat("y = com.example.AddConst <k = float[4] {1, 2, 3, ", last, "}> (x)"));
+    if (attribute_raw) {
+      onnx::TensorProto& k = *entry.mutable_attribute(0)->mutable_t();
+      const float mine[] = {1, 2, 3, last};
+      k.clear_float_data();
+      k.set_raw_data(std::string(reinterpret_cast<const char*>(mine), sizeof(mine)));
+    }
+    MakeCompiled(entry, "com.example.npu");
+    EXPECT_TRUE(StampCompiledHashes(model).ok());
+    return WithRule(Validate(model), kRuleCopiedWeight).size();
+  };
+  EXPECT_EQ(problems(/*attribute_raw=*/true, 4), 1u);
+  EXPECT_EQ(problems(/*attribute_raw=*/false, 4), 1u);
+  EXPECT_EQ(problems(/*attribute_raw=*/true, 5), 0u);
+  EXPECT_EQ(problems(/*attribute_raw=*/false, 5), 0u);
+}
+
 TEST(VariantValidate, DuplicateEntriesNameTheFirst) {
   onnx::ModelProto model = Model(kAddRelu);
   AddEntry(*model.mutable_graph(), "y = com.example.AddRelu (x, b)");

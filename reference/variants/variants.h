@@ -32,6 +32,8 @@ inline constexpr char kRuleCompiled[] = "VAR-COMPILED";     // Compiled: __hash_
 inline constexpr char kRuleStale[] = "VAR-STALE";           // Compiled: __hash__ differs from the hash of the region it replaces
 inline constexpr char kRuleCopiedWeight[] = "VAR-COPIED-WEIGHT";  // an attribute tensor duplicates an initializer
 inline constexpr char kRuleDuplicate[] = "VAR-DUPLICATE";   // two entries of one graph are identical
+inline constexpr char kRuleId[] = "VAR-ID";                 // two entries get the same id (nodes named alike)
+inline constexpr char kRulePlace[] = "VAR-PLACE";           // an entry inside a model-local function's body
 
 // Metadata keys this spec defines (all other keys must be reverse-DNS and
 // outside "ai.onnx.variant.").
@@ -70,7 +72,8 @@ struct VariantEntry {
 };
 
 // Every entry of the model, main graph first (in list order), then those of
-// subgraphs depth-first in node order (attributes by name).
+// subgraphs depth-first in node order (attributes by name). Entries inside
+// model-local function bodies are not entries (VAR-PLACE refuses them).
 std::vector<VariantEntry> CollectEntries(const onnx::ModelProto& model);
 bool HasVariants(const onnx::ModelProto& model);
 
@@ -153,8 +156,9 @@ StatusOr<ResolvedModel> ResolveVariants(const LoadedModel& model, const ResolveO
 StatusOr<ResolvedModel> ResolveVariants(onnx::ModelProto&& model, const ResolveOptions& options,
                                         const std::string& name = "model", const std::string& base_dir = "");
 
-// The model with every equivalent_subgraph list removed and nothing else
-// changed: what a backend that knows nothing of variants runs.
+// The model with every equivalent_subgraph list removed (function bodies
+// included) and nothing else changed: what a backend that knows nothing of
+// variants runs.
 onnx::ModelProto StripVariants(const onnx::ModelProto& model);
 
 // Turns each Compiled node for kReferenceIdentifier into a call of a
