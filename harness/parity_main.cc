@@ -42,7 +42,8 @@ constexpr const char* kUsage = R"(usage:
       entry against the main graph on generated inputs and prints its largest errors
   parity check --cases CASE_DIR... [--equivalence]
       the gate of cases/variants/: a case whose case.json has "check" must be
-      refused with that rule and message; every other case must be valid
+      refused under that rule, with that text in the message, and under no
+      other rule; every other case must be valid
   parity resolve MODEL --target T... | --entry ID... --out FILE
       writes the model a backend with targets T (preferred first; "portable"
       takes entries with no target) runs, and prints each entry's fate

@@ -134,11 +134,25 @@ bool CheckCase(CaseInfo info, bool equivalence, const std::string& tolerance_pat
     }
     const std::string rule = check["rule"].get<std::string>();
     const std::string needle = check["message"].get<std::string>();
+    // The case must break its rule, and only its rule: a problem under
+    // another rule means the case does not show what it claims to.
+    const Status* match = nullptr;
+    const Status* other = nullptr;
     for (const Status& p : problems) {
-      if (p.message().rfind(rule + ":", 0) == 0 && p.message().find(needle) != std::string::npos) {
-        std::cout << "REFUSED " << info.name << " as expected: " << p.message() << "\n";
-        return true;
+      if (p.message().rfind(rule + ":", 0) != 0) {
+        if (!other) other = &p;
+      } else if (!match && p.message().find(needle) != std::string::npos) {
+        match = &p;
       }
+    }
+    if (match && !other) {
+      std::cout << "REFUSED " << info.name << " as expected: " << match->message() << "\n";
+      return true;
+    }
+    if (match) {
+      std::cout << "FAIL " << info.name << ": refused under " << rule << " but also under another rule: "
+                << other->message() << "\n";
+      return false;
     }
     std::cout << "FAIL " << info.name << ": expected a " << rule << " problem naming '" << needle << "', got "
               << (problems.empty() ? "none" : "these") << "\n";

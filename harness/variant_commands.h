@@ -56,7 +56,8 @@ StatusOr<std::vector<EntryEquivalence>> CheckEquivalence(const LoadedModel& mode
 // The body of `parity check MODEL... [--equivalence] [--cases]`. With
 // --cases, each argument is a case folder or a folder of them: a case whose
 // case.json has "check": {"rule", "message"} must be refused with a problem
-// that starts with the rule and contains the message; any other case must be
+// that starts with the rule and contains the message, and with no problem
+// under another rule; any other case must be
 // valid (and equivalent, with --equivalence, on its first data set's inputs).
 int RunCheckArgs(const std::vector<std::string>& args);
 
