@@ -39,9 +39,11 @@ echo "== variant graphs (spec/variants.md): validator, equivalence, selection an
 .venv/bin/python cases/variants/write_cases.py --out build/corpus/variants --parity build/parity --no-check
 build/parity check --cases build/corpus/variants/invalid
 build/parity check --cases build/corpus/variants/valid --equivalence
-# The reference with each of its targets must select what each case pins;
+# The reference with each of its targets must select what each case pins
+# (com.example.npu: blobs it cannot run end UNSUPPORTED, never FAIL);
 # ONNX Runtime knows nothing of the field and must run every main graph.
-for targets in org.onnxparity.reference portable "org.onnxparity.reference,portable" "portable,org.onnxparity.reference"; do
+for targets in org.onnxparity.reference portable "org.onnxparity.reference,portable" "portable,org.onnxparity.reference" \
+  com.example.npu; do
   build/parity run --adapter reference --cases build/corpus/variants/valid --variant-targets "$targets" \
     --out "build/results/variants-reference-${targets:-none}" --fresh --jobs "$(nproc)" --progress quiet
 done

@@ -352,12 +352,14 @@ uint32_t GraphIndex::NextEpoch() {
   if (node_mark_.size() != nodes) {
     node_mark_.assign(nodes, 0);
     node_seen_.assign(nodes, 0);
+    node_back_.assign(nodes, 0);
     origin_.assign(nodes, -1);
   }
   if (value_mark_.size() != values) value_mark_.assign(values, 0);
   if (++epoch_ == 0) {  // wrapped: old marks could match again
     std::fill(node_mark_.begin(), node_mark_.end(), 0);
     std::fill(node_seen_.begin(), node_seen_.end(), 0);
+    std::fill(node_back_.begin(), node_back_.end(), 0);
     std::fill(value_mark_.begin(), value_mark_.end(), 0);
     epoch_ = 1;
   }
@@ -414,8 +416,40 @@ std::optional<std::pair<int32_t, int32_t>> GraphIndex::NonConvexInput(std::span<
   if (last < 0) return std::nullopt;
   // Forward from the region through nodes outside it. A node ranked after
   // every input's producer cannot lead to one, so the walk stays near the cut.
+  // Alongside it, one step each, a walk back from the inputs' producers
+  // outside the region, never before the region's first rank: when that one
+  // ends without meeting the region, the cut is convex, so an input made
+  // late does not cost a walk over everything between. The forward walk
+  // alone names the input and the region value, so it finishes the job
+  // when the backward one finds the cut is not convex.
+  int32_t first = position(region.front());
+  for (int32_t n : region) first = std::min(first, position(n));
+  std::vector<int32_t> back;
+  for (int32_t v : inputs) {
+    const int32_t p = v < 0 ? -1 : producer(v);
+    if (p < 0 || position(p) < first || node_back_[static_cast<size_t>(p)] == epoch) continue;
+    node_back_[static_cast<size_t>(p)] = epoch;
+    back.push_back(p);
+  }
+  if (back.empty()) return std::nullopt;  // every input made before the region
+  bool backward_open = true;  // false once the backward walk found the region
   std::vector<int32_t> queue(region.begin(), region.end());
   for (size_t i = 0; i < queue.size(); ++i) {
+    if (backward_open && !back.empty()) {
+      const int32_t u = back.back();
+      back.pop_back();
+      for (int32_t v : reads(u)) {
+        const int32_t p = producer(v);
+        if (p < 0 || position(p) < first || node_back_[static_cast<size_t>(p)] == epoch) continue;
+        if (node_mark_[static_cast<size_t>(p)] == epoch) {
+          backward_open = false;
+          break;
+        }
+        node_back_[static_cast<size_t>(p)] = epoch;
+        back.push_back(p);
+      }
+      if (backward_open && back.empty()) return std::nullopt;  // nothing outside leads from the region to an input
+    }
     const int32_t u = queue[i];
     const bool in_region = node_mark_[static_cast<size_t>(u)] == epoch;
     for (int32_t w : outputs(u)) {

@@ -157,7 +157,9 @@ class GraphIndex {
   // An entry input computed from the region, with a region value it
   // depends on (the input itself when a region node makes it); nullopt when
   // the cut is convex. Walks forward from the region through nodes outside
-  // it, never past the rank of the last producer of an input.
+  // it, never past the rank of the last producer of an input, and back from
+  // the producers, never before the region's first rank, and stops when
+  // either walk settles it.
   std::optional<std::pair<int32_t, int32_t>> NonConvexInput(std::span<const int32_t> region,
                                                            std::span<const int32_t> inputs);
 
@@ -194,7 +196,7 @@ class GraphIndex {
   std::vector<int32_t> subgraph_nodes_;
 
   // Scratch for the walks: a slot equals epoch_ when marked in the current walk.
-  std::vector<uint32_t> node_mark_, node_seen_, value_mark_;
+  std::vector<uint32_t> node_mark_, node_seen_, node_back_, value_mark_;
   std::vector<int32_t> origin_;  // forward walk: the region value a node depends on
   uint32_t epoch_ = 0;
 };

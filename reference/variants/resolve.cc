@@ -253,29 +253,43 @@ class Resolver {
     return Status::Ok();
   }
 
-  Status DropOnCycle(const std::vector<int32_t>& cycle_slots, std::vector<TakenEntry>* taken,
-                     std::vector<int32_t>* owner) {
+  // Step 4: drops the lowest-ranked call of the cycle the plan found, and
+  // with it those of the plan's independent two-call cycles (which later
+  // rounds would drop alike, one rebuild each); the slots are compacted once.
+  Status DropOnCycles(const RewritePlan& plan, std::vector<TakenEntry>* taken, std::vector<int32_t>* owner) {
+    const std::vector<int32_t>& cycle_slots = plan.cycle_slots();
     if (cycle_slots.empty()) return Internal("a rewritten graph has a cycle through no call");
     int32_t drop = cycle_slots.front(), best = cycle_slots.front();
     for (int32_t s : cycle_slots) {
       if ((*taken)[static_cast<size_t>(s)].rank > (*taken)[static_cast<size_t>(drop)].rank) drop = s;
       if ((*taken)[static_cast<size_t>(s)].rank < (*taken)[static_cast<size_t>(best)].rank) best = s;
     }
-    const int dropped = (*taken)[static_cast<size_t>(drop)].entry;
     // A cycle passes through two calls at least (each cut is convex); one
     // alone is reported without a partner rather than trusted blindly.
     const std::string with = drop == best ? std::string() : Entry((*taken)[static_cast<size_t>(best)].entry).id;
     if (only_) {
       return InvalidArgument(name_, ": requested entries ", with.empty() ? "" : with + " and ",
-                             Entry(dropped).id, " would form a cycle when substituted");
+                             Entry((*taken)[static_cast<size_t>(drop)].entry).id, " would form a cycle when substituted");
     }
-    decisions_[static_cast<size_t>(dropped)].reason =
-        with.empty() ? std::string("would form a cycle") : StrCat("would form a cycle with ", with);
-    for (int32_t n : (*taken)[static_cast<size_t>(drop)].analysis->region) (*owner)[static_cast<size_t>(n)] = -1;
-    taken->erase(taken->begin() + drop);
-    for (size_t s = static_cast<size_t>(drop); s < taken->size(); ++s) {
-      for (int32_t n : (*taken)[s].analysis->region) (*owner)[static_cast<size_t>(n)] = static_cast<int32_t>(s);
+    std::vector<uint8_t> dropped(taken->size(), 0);
+    auto mark = [&](int32_t slot, const std::string& partner) {
+      dropped[static_cast<size_t>(slot)] = 1;
+      decisions_[static_cast<size_t>((*taken)[static_cast<size_t>(slot)].entry)].reason =
+          partner.empty() ? std::string("would form a cycle") : StrCat("would form a cycle with ", partner);
+    };
+    mark(drop, with);
+    for (const auto& [other, keep] : plan.IndependentPairCycles()) {
+      mark(other, Entry((*taken)[static_cast<size_t>(keep)].entry).id);
     }
+    size_t kept = 0;
+    for (size_t s = 0; s < taken->size(); ++s) {
+      const bool gone = dropped[s] != 0;
+      for (int32_t n : (*taken)[s].analysis->region) {
+        (*owner)[static_cast<size_t>(n)] = gone ? -1 : static_cast<int32_t>(kept);
+      }
+      if (!gone) (*taken)[kept++] = (*taken)[s];
+    }
+    taken->resize(kept);
     return Status::Ok();
   }
 
@@ -289,7 +303,7 @@ class Resolver {
     while (!taken.empty()) {
       plan.emplace(*index, taken, owner);
       if (plan->Build()) break;
-      PARITY_RETURN_IF_ERROR(DropOnCycle(plan->cycle_slots(), &taken, &owner));
+      PARITY_RETURN_IF_ERROR(DropOnCycles(*plan, &taken, &owner));
       plan.reset();
     }
     GraphEdits edits;

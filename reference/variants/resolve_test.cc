@@ -494,6 +494,46 @@ TEST(VariantResolve, CycleBetweenConvexEntriesDropsTheLowerRanked) {
   EXPECT_NE(both.message().find("e0 and e1 would form a cycle"), std::string::npos) << both.message();
 }
 
+TEST(VariantResolve, SeveralCyclesEachDropTheirLowerRankedEntry) {
+  // Three cross-wired pairs as above: pair 1 reads what pair 0 makes (so
+  // its cycle is settled in a later round), a node reads pair 2's output.
+  // Each pair keeps its better-ranked entry, whatever order they are met in.
+  std::string nodes;
+  const char* sources[] = {"x", "b1_0", "x"};
+  for (int k = 0; k < 3; ++k) {
+    nodes += StrCat("[n1_", k, "] a1_", k, " = Relu (", sources[k], ")\n", "[n2_", k, "] b1_", k, " = Neg (a1_", k,
+                    ")\n", "[n3_", k, "] b2_", k, " = Abs (", sources[k], ")\n", "[n4_", k, "] a2_", k,
+                    " = Sigmoid (b2_", k, ")\n");
+  }
+  onnx::ModelProto model = Model(StrCat(kHeader, R"(
+    g (float[4] x) => (float[4] b1_0, float[4] a2_0, float[4] b1_1, float[4] a2_1, float[4] b1_2, float[4] y) {
+    )", nodes, R"(
+      [n9] y = Exp (a2_2)
+    }
+    <domain: "com.example", opset_import: ["" : 21]> FA (p, q) => (r, s) { r = Relu (p)  s = Sigmoid (q) }
+    <domain: "com.example", opset_import: ["" : 21]> FB (p, q) => (r, s) { r = Neg (p)  s = Abs (q) })"));
+  const int priorities[3][2] = {{0, 1}, {0, 0}, {0, 3}};
+  for (int k = 0; k < 3; ++k) {
+    AddEntry(*model.mutable_graph(), StrCat("a1_", k, ", a2_", k, " = com.example.FA (", sources[k], ", b2_", k, ")"),
+             {{kPriorityKey, std::to_string(priorities[k][0])}});
+    AddEntry(*model.mutable_graph(), StrCat("b1_", k, ", b2_", k, " = com.example.FB (a1_", k, ", ", sources[k], ")"),
+             {{kPriorityKey, std::to_string(priorities[k][1])}});
+  }
+  ASSERT_TRUE(ValidateVariants(Loaded(model)).empty()) << Joined(ValidateVariants(Loaded(model)));
+  ResolvedModel resolved = Resolve(model, {kPortableTarget});
+  EXPECT_EQ(Reason(resolved, "e0"), "would form a cycle with e1");
+  EXPECT_EQ(Reason(resolved, "e1"), "selected");
+  EXPECT_EQ(Reason(resolved, "e2"), "selected");
+  EXPECT_EQ(Reason(resolved, "e3"), "would form a cycle with e2");
+  EXPECT_EQ(Reason(resolved, "e4"), "would form a cycle with e5");
+  EXPECT_EQ(Reason(resolved, "e5"), "selected");
+  ExpectSameResults(model, resolved, kX);
+  // The same answer every time.
+  for (int run = 0; run < 3; ++run) {
+    EXPECT_EQ(Resolve(model, {kPortableTarget}).model.SerializeAsString(), resolved.model.SerializeAsString());
+  }
+}
+
 TEST(VariantResolve, CallMovesAfterAnExtraInputMadeLater) {
   onnx::ModelProto model = Model(StrCat(kHeader, R"(
     g (float[4] x) => (float[4] w) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <queue>
+#include <utility>
 
 namespace parity::variants_internal {
 
@@ -178,7 +179,8 @@ bool RewritePlan::SortTopologically() {
   }
   std::vector<int32_t> sorted;
   sorted.reserve(order_.size());
-  std::vector<uint8_t> emitted(total, 0);
+  emitted_.assign(total, 0);
+  std::vector<uint8_t>& emitted = emitted_;
   while (!ready.empty()) {
     const int32_t id = ready.top().second;
     ready.pop();
@@ -204,6 +206,7 @@ bool RewritePlan::SortTopologically() {
   }
   std::vector<int32_t> seen_at(total, -1), path;
   cycle_slots_.clear();
+  cycle_path_.clear();
   while (current >= 0 && seen_at[static_cast<size_t>(current)] < 0) {
     seen_at[static_cast<size_t>(current)] = static_cast<int32_t>(path.size());
     path.push_back(current);
@@ -215,9 +218,120 @@ bool RewritePlan::SortTopologically() {
   }
   if (current < 0) return false;  // not reached: a node left always waits for another
   for (size_t k = static_cast<size_t>(seen_at[static_cast<size_t>(current)]); k < path.size(); ++k) {
+    cycle_path_.push_back(path[k]);
     if (path[k] >= index_.node_count()) cycle_slots_.push_back(path[k] - index_.node_count());
   }
   return false;
+}
+
+std::vector<std::pair<int32_t, int32_t>> RewritePlan::IndependentPairCycles() const {
+  std::vector<std::pair<int32_t, int32_t>> pairs;
+  if (cycle_path_.empty()) return pairs;
+  const int32_t node_count = index_.node_count();
+  // The nodes left unsorted, numbered locally, and what each depends on among them.
+  std::vector<int32_t> stuck;
+  std::vector<int32_t> local(emitted_.size(), -1);
+  for (int32_t id : order_) {
+    if (emitted_[static_cast<size_t>(id)]) continue;
+    local[static_cast<size_t>(id)] = static_cast<int32_t>(stuck.size());
+    stuck.push_back(id);
+  }
+  const size_t count = stuck.size();
+  std::vector<int32_t> edge_begin(count + 1, 0), edges;
+  for (size_t k = 0; k < count; ++k) {
+    ForEachDependency(stuck[k], [&](int32_t d) {
+      if (local[static_cast<size_t>(d)] >= 0) edges.push_back(local[static_cast<size_t>(d)]);
+    });
+    edge_begin[k + 1] = static_cast<int32_t>(edges.size());
+  }
+  // Tarjan's components, with an explicit stack (graphs can be deep).
+  std::vector<int32_t> component(count, -1), low(count, 0), visit(count, -1), members;
+  std::vector<uint8_t> on_stack(count, 0);
+  std::vector<std::pair<int32_t, int32_t>> frames;  // node, next edge
+  int32_t clock = 0, components = 0;
+  for (size_t root = 0; root < count; ++root) {
+    if (visit[root] >= 0) continue;
+    frames.emplace_back(static_cast<int32_t>(root), edge_begin[root]);
+    visit[root] = low[root] = clock++;
+    members.push_back(static_cast<int32_t>(root));
+    on_stack[root] = 1;
+    while (!frames.empty()) {
+      auto& [u, next] = frames.back();
+      const auto us = static_cast<size_t>(u);
+      if (next < edge_begin[us + 1]) {
+        const auto w = static_cast<size_t>(edges[static_cast<size_t>(next++)]);
+        if (visit[w] < 0) {
+          visit[w] = low[w] = clock++;
+          members.push_back(static_cast<int32_t>(w));
+          on_stack[w] = 1;
+          frames.emplace_back(static_cast<int32_t>(w), edge_begin[w]);
+        } else if (on_stack[w]) {
+          low[us] = std::min(low[us], visit[w]);
+        }
+        continue;
+      }
+      if (low[us] == visit[us]) {
+        int32_t m;
+        do {
+          m = members.back();
+          members.pop_back();
+          on_stack[static_cast<size_t>(m)] = 0;
+          component[static_cast<size_t>(m)] = components;
+        } while (m != u);
+        ++components;
+      }
+      const int32_t done = u;
+      frames.pop_back();
+      if (!frames.empty()) {
+        const auto parent = static_cast<size_t>(frames.back().first);
+        low[parent] = std::min(low[parent], low[static_cast<size_t>(done)]);
+      }
+    }
+  }
+  // Components the found cycle depends on (its own included) are left to later rounds.
+  std::vector<uint8_t> excluded(static_cast<size_t>(components), 0), reached(count, 0);
+  std::vector<int32_t> work;
+  for (int32_t id : cycle_path_) {
+    const int32_t k = local[static_cast<size_t>(id)];
+    if (k >= 0 && !reached[static_cast<size_t>(k)]) {
+      reached[static_cast<size_t>(k)] = 1;
+      work.push_back(k);
+    }
+  }
+  while (!work.empty()) {
+    const auto k = static_cast<size_t>(work.back());
+    work.pop_back();
+    excluded[static_cast<size_t>(component[k])] = 1;
+    for (int32_t e = edge_begin[k]; e < edge_begin[k + 1]; ++e) {
+      const auto w = static_cast<size_t>(edges[static_cast<size_t>(e)]);
+      if (!reached[w]) {
+        reached[w] = 1;
+        work.push_back(static_cast<int32_t>(w));
+      }
+    }
+  }
+  std::vector<int32_t> size(static_cast<size_t>(components), 0), calls(static_cast<size_t>(components), 0);
+  std::vector<std::pair<int32_t, int32_t>> call_slots(static_cast<size_t>(components), {-1, -1});
+  for (size_t k = 0; k < count; ++k) {
+    const auto c = static_cast<size_t>(component[k]);
+    ++size[c];
+    for (int32_t e = edge_begin[k]; e < edge_begin[k + 1]; ++e) {
+      if (component[static_cast<size_t>(edges[static_cast<size_t>(e)])] != component[k]) excluded[c] = 1;  // not a source
+    }
+    if (stuck[k] >= node_count) {
+      const int32_t slot = stuck[k] - node_count;
+      (calls[c]++ == 0 ? call_slots[c].first : call_slots[c].second) = slot;
+    }
+  }
+  for (size_t c = 0; c < static_cast<size_t>(components); ++c) {
+    if (excluded[c] || size[c] < 2 || calls[c] != 2) continue;
+    auto [drop, keep] = call_slots[c];
+    if (taken_[static_cast<size_t>(drop)].rank < taken_[static_cast<size_t>(keep)].rank) std::swap(drop, keep);
+    bool reads_through = false;
+    for (int32_t n : taken_[static_cast<size_t>(drop)].analysis->region) reads_through |= !index_.entry_reads(n).empty();
+    if (!reads_through) pairs.emplace_back(drop, keep);
+  }
+  return pairs;
 }
 
 }  // namespace parity::variants_internal
