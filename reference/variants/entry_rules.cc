@@ -88,7 +88,8 @@ class EntryChecker {
     if (proto_.op_type().empty()) return;
     if (entry_.compiled) {
       if (domain.empty()) {
-        Problem(kRuleCall, "a Compiled call needs a vendor's domain (reverse-DNS), not '", proto_.domain(), "'");
+        Problem(kRuleCall, "a Compiled call needs a vendor's domain (reverse-DNS), not '",
+                proto_.domain().empty() ? "ai.onnx" : proto_.domain(), "'");
       }
       return;
     }
@@ -214,10 +215,11 @@ class EntryChecker {
       const onnx::TensorProto& t = binary->t();
       if (t.data_type() != onnx::TensorProto::STRING || t.dims_size() != 0 || t.string_data_size() != 1) {
         Problem(kRuleCompiled, kBinaryAttr, " must be a scalar STRING tensor (dims []) holding one string; it has ",
-                "data_type ", t.data_type(), ", ", t.dims_size(), " dims and ", t.string_data_size(), " strings");
+                "data_type ", IsKnownDataType(t.data_type()) ? std::string(DataTypeName(static_cast<DataType>(t.data_type())))
+                                                           : StrCat(t.data_type()), ", ", t.dims_size(), " dims and ", t.string_data_size(), " strings");
       }
     }
-    if (entry_.target.empty()) Problem(kRuleCompiled, "a Compiled entry needs a ", kTargetKey, " metadata key");
+    if (entry_.target.empty()) Problem(kRuleCompiled, "a Compiled entry needs the metadata key ", kTargetKey);
     for (const auto& a : proto_.attribute()) {
       if (a.name().rfind("__", 0) == 0 && a.name() != kHashAttr && a.name() != kIdentifierAttr &&
           a.name() != kBinaryAttr) {
