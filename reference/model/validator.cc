@@ -1,13 +1,27 @@
-// Structural validation of ONNX models.
+// Structural validation of ONNX models. It runs at every session creation, so
+// it must cost less than parsing the model: names are indexed as views into
+// the model (which outlives validation), a problem's text is composed only
+// when the problem is found, and no walk recurses along a graph's length.
 #include "reference/model/validator.h"
 
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <map>
-#include <set>
-#include <unordered_set>
+#include <memory>
+#include <new>
+#include <optional>
+#include <ostream>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "reference/core/tensor.h"
-#include "reference/eval/evaluator.h"
 #include "reference/eval/registry.h"
 #include "reference/model/op_schemas.h"
 #include "reference/model/tensor_io.h"
@@ -15,13 +29,233 @@
 namespace parity {
 namespace {
 
-using Names = std::unordered_set<std::string>;
+using NodeList = google::protobuf::RepeatedPtrField<onnx::NodeProto>;
 
-std::string NodeName(const onnx::NodeProto& node, int index) {
-  std::string label = "node " + std::to_string(index) + " '" + node.name() + "' (";
-  if (!node.domain().empty()) label += node.domain() + ".";
-  return label + node.op_type() + ")";
+size_t HashName(std::string_view name) { return std::hash<std::string_view>()(name); }
+
+// Value names of one graph or function body: an open-addressing table of
+// pointers to the model's own strings, sized once from the counts the graph
+// declares. A slot is 16 bytes so that a million names stay in 32 MiB.
+class NameTable {
+ public:
+  static constexpr uint32_t kInput = 1, kInitializer = 2;  // how the graph declares a name
+  // All zero is an empty slot, so that a table comes zeroed from calloc.
+  struct Entry {
+    const std::string* name;    // null: an empty slot
+    uint32_t bits;              // the hash's high bits, then kInput and kInitializer in the low two
+    int32_t producer_plus_one;  // the first node of this graph that outputs the name, plus one
+
+    int producer() const { return producer_plus_one - 1; }  // -1: none
+    void set_producer(int node) { producer_plus_one = node + 1; }
+  };
+
+  explicit NameTable(size_t expected) : mask_(CapacityFor(expected) - 1), slots_(Allocate(mask_ + 1)) {}
+
+  void Prefetch(size_t hash) const { __builtin_prefetch(&slots_[hash & mask_]); }
+
+  // The entry of `name`, and whether it was added by this call.
+  std::pair<Entry*, bool> Insert(const std::string& name, size_t hash) {
+    if (2 * (size_ + 1) > mask_ + 1) Grow();
+    Entry* slot = Probe(name, hash);
+    if (slot->name) return {slot, false};
+    *slot = Entry{&name, Tag(hash), 0};
+    ++size_;
+    return {slot, true};
+  }
+  std::pair<Entry*, bool> Insert(const std::string& name) { return Insert(name, HashName(name)); }
+
+  const Entry* Find(std::string_view name, size_t hash) const {
+    const Entry* slot = Probe(name, hash);
+    return slot->name ? slot : nullptr;
+  }
+  const Entry* Find(std::string_view name) const { return Find(name, HashName(name)); }
+
+ private:
+  static size_t CapacityFor(size_t expected) {
+    size_t capacity = 16;
+    while (capacity < 2 * expected) capacity *= 2;
+    return capacity;
+  }
+  struct Free {
+    void operator()(Entry* p) const { std::free(p); }
+  };
+  using Slots = std::unique_ptr<Entry[], Free>;
+  // Zeroed slots. A large table asks for huge pages: a million names take
+  // 32 MiB, and faulting them in 4 KiB at a time costs more than the inserts.
+  static Slots Allocate(size_t capacity) {
+    const size_t bytes = capacity * sizeof(Entry);
+    void* p = nullptr;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    constexpr size_t kHugePage = size_t{2} << 20;
+    if (bytes >= kHugePage && bytes % kHugePage == 0) {
+      p = std::aligned_alloc(kHugePage, bytes);
+      if (p) {
+        madvise(p, bytes, MADV_HUGEPAGE);  // a hint: without it, ordinary pages
+        std::memset(p, 0, bytes);
+      }
+    }
+#endif
+    if (!p) p = std::calloc(capacity, sizeof(Entry));
+    if (!p) throw std::bad_alloc();
+    return Slots(static_cast<Entry*>(p));
+  }
+  static uint32_t Tag(size_t hash) { return static_cast<uint32_t>(hash >> 32) & ~3u; }
+
+  // The slot holding `name`, or the empty one where it would go.
+  Entry* Probe(std::string_view name, size_t hash) const {
+    const uint32_t tag = Tag(hash);
+    for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      Entry& s = slots_[i];
+      if (!s.name || ((s.bits & ~3u) == tag && std::string_view(*s.name) == name)) return &s;
+    }
+  }
+
+  void Grow() {
+    Slots old = Allocate(2 * (mask_ + 1));
+    old.swap(slots_);
+    const size_t old_capacity = mask_ + 1;
+    mask_ = 2 * old_capacity - 1;
+    for (size_t k = 0; k < old_capacity; ++k) {
+      if (!old[k].name) continue;
+      size_t i = HashName(*old[k].name) & mask_;
+      while (slots_[i].name) i = (i + 1) & mask_;
+      slots_[i] = old[k];
+    }
+  }
+
+  size_t mask_;
+  Slots slots_;
+  size_t size_ = 0;
+};
+
+// The values visible in a graph: its own, then those of the graphs around it.
+struct Scope {
+  const NameTable* names;
+  const Scope* parent;  // null: none
+};
+
+bool Visible(const Scope* scope, std::string_view name, size_t hash) {
+  for (; scope; scope = scope->parent) {
+    if (scope->names->Find(name, hash)) return true;
+  }
+  return false;
 }
+
+// "node 3 'name' (domain.Op)", as problems name a node; with no index (-1),
+// "node 'name' (domain.Op)", as a cycle lists its nodes.
+struct NodeName {
+  const onnx::NodeProto& node;
+  int index = -1;
+};
+std::ostream& operator<<(std::ostream& out, const NodeName& n) {
+  out << "node ";
+  if (n.index >= 0) out << n.index << " ";
+  out << "'" << n.node.name() << "' (";
+  if (!n.node.domain().empty()) out << n.node.domain() << ".";
+  return out << n.node.op_type() << ")";
+}
+
+// A place in the model (graph, node, attribute, value): a chain of views
+// written out only when a problem about it is reported.
+struct Where {
+  enum Kind { kText, kNode, kNamed };
+  const Where* parent = nullptr;
+  Kind kind = kText;
+  std::string_view text;                  // kText: all of it; kNamed: what precedes the quoted name
+  std::string_view name;                  // kNamed
+  const onnx::NodeProto* node = nullptr;  // kNode
+  int index = 0;                          // kNode
+};
+
+Where Text(std::string_view text) { return Where{nullptr, Where::kText, text, {}, nullptr, 0}; }
+Where Named(const Where* parent, std::string_view prefix, std::string_view name) {
+  return Where{parent, Where::kNamed, prefix, name, nullptr, 0};
+}
+Where AtNode(const Where* parent, const onnx::NodeProto& node, int index) {
+  return Where{parent, Where::kNode, {}, {}, &node, index};
+}
+
+std::ostream& operator<<(std::ostream& out, const Where& where) {
+  std::vector<const Where*> chain;
+  for (const Where* w = &where; w; w = w->parent) chain.push_back(w);
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    const Where& w = **it;
+    switch (w.kind) {
+      case Where::kText: out << w.text; break;
+      case Where::kNamed: out << w.text << w.name << "'"; break;
+      case Where::kNode: out << " " << NodeName{*w.node, w.index}; break;
+    }
+  }
+  return out;
+}
+
+// "Op-13": an operator at the version of its schema in force.
+struct SchemaLabel { const std::string& op_type; int since_version; };
+std::ostream& operator<<(std::ostream& out, const SchemaLabel& l) {
+  return out << l.op_type << "-" << l.since_version;
+}
+
+// The names that the subgraphs in `node`'s attributes read from the graph
+// around them: their nodes' inputs and their outputs that no enclosing
+// subgraph defines, however deeply nested. The node depends on the nodes
+// that produce them, as the evaluator orders it. Calls read(name) for each
+// non-empty one, in no particular order; stops when read returns false.
+template <typename Read>
+bool ForEachOuterRead(const onnx::NodeProto& node, Read&& read) {
+  struct Frame {
+    int parent;
+    NameTable names;
+  };
+  std::vector<Frame> frames;
+  std::vector<std::pair<const onnx::GraphProto*, int>> pending;
+  auto add_subgraphs = [&](const onnx::NodeProto& n, int parent) {
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) pending.emplace_back(&a.g(), parent);
+      for (const auto& g : a.graphs()) pending.emplace_back(&g, parent);
+    }
+  };
+  add_subgraphs(node, -1);
+  auto outer = [&](int frame, const std::string& name) {
+    if (name.empty()) return false;
+    const size_t hash = HashName(name);
+    for (; frame >= 0; frame = frames[frame].parent) {
+      if (frames[frame].names.Find(name, hash)) return false;
+    }
+    return true;
+  };
+  while (!pending.empty()) {
+    const auto [graph, parent] = pending.back();
+    pending.pop_back();
+    const int self = static_cast<int>(frames.size());
+    frames.push_back(Frame{parent, NameTable(graph->input_size() + graph->initializer_size() +
+                                             graph->sparse_initializer_size() + graph->node_size())});
+    NameTable& names = frames.back().names;
+    for (const auto& i : graph->input()) names.Insert(i.name());
+    for (const auto& t : graph->initializer()) names.Insert(t.name());
+    for (const auto& s : graph->sparse_initializer()) names.Insert(s.values().name());
+    for (const auto& n : graph->node()) {
+      for (const auto& o : n.output()) names.Insert(o);
+    }
+    for (const auto& n : graph->node()) {
+      for (const auto& in : n.input()) {
+        if (outer(self, in) && !read(in)) return false;
+      }
+      add_subgraphs(n, self);
+    }
+    for (const auto& o : graph->output()) {
+      if (outer(self, o.name()) && !read(o.name())) return false;
+    }
+  }
+  return true;
+}
+
+// A model-local function's id: canonical domain, name, overload.
+using FunctionId = std::tuple<std::string_view, std::string_view, std::string_view>;
+FunctionId IdOf(const onnx::FunctionProto& f) { return {CanonicalDomain(f.domain()), f.name(), f.overload()}; }
+FunctionId CalleeOf(const onnx::NodeProto& n) { return {CanonicalDomain(n.domain()), n.op_type(), n.overload()}; }
+
+// Imported domains (canonical) and their versions.
+using OpsetVersions = std::map<std::string, int64_t, std::less<>>;
 
 class Validator {
  public:
@@ -37,26 +271,28 @@ class Validator {
       Problem("ir_version ", m.ir_version(), " is newer than the newest this build knows (", onnx::IR_VERSION, ")");
     }
     if (m.opset_import_size() == 0) Problem("the model imports no opset (opset_import is empty)");
-    for (const auto& f : m.functions()) {
-      local_functions_.insert({std::string(CanonicalDomain(f.domain())), f.name(), f.overload()});
-    }
+    for (const auto& f : m.functions()) functions_.emplace(IdOf(f), LocalFunction{&f, 0});  // the first one counts
     for (const auto& o : m.opset_import()) {
       const std::string d(CanonicalDomain(o.domain()));
+      if (opset_versions_.count(d)) Problem("opset_import names domain '", o.domain(), "' twice");
       opset_versions_[d] = o.version();
-      if (!opsets_.insert(d).second) Problem("opset_import names domain '", o.domain(), "' twice");
       if (o.version() <= 0) Problem("opset_import of domain '", o.domain(), "' has version ", o.version());
     }
     CheckFunctions();
     if (!m.has_graph()) {
       Problem("the model has no graph");
     } else {
-      Names outer;
-      CheckGraph(m.graph(), "graph '" + m.graph().name() + "'", outer, /*in_function=*/false);
+      CheckGraph(m.graph(), Named(nullptr, "graph '", m.graph().name()), nullptr, /*in_function=*/false);
     }
     return std::move(problems_);
   }
 
  private:
+  struct LocalFunction {
+    const onnx::FunctionProto* proto;
+    int state;  // of the search for call cycles: 0 unvisited, 1 on its stack, 2 done
+  };
+
   template <typename... Args>
   void Problem(const Args&... args) {
     if (problems_.size() < options_.max_problems) {
@@ -64,42 +300,46 @@ class Validator {
     }
   }
 
-  void CheckDomain(const onnx::NodeProto& node, const std::string& where, const std::set<std::string>& opsets) {
-    const std::string d(CanonicalDomain(node.domain()));
-    if (!opsets.count(d)) {
+  void CheckDomain(const onnx::NodeProto& node, const Where& where, const OpsetVersions& opsets) {
+    if (opsets.find(CanonicalDomain(node.domain())) == opsets.end()) {
       Problem(where, " uses domain '", node.domain(), "', which is not in opset_import");
     }
   }
 
-  void CheckTensorType(const onnx::TypeProto& type, const std::string& where) {
-    if (type.has_tensor_type()) {
-      const auto& tt = type.tensor_type();
-      if (tt.has_elem_type() && tt.elem_type() != 0 && !IsKnownDataType(tt.elem_type())) {
-        Problem(where, " has unknown element type ", tt.elem_type());
+  void CheckTensorType(const onnx::TypeProto& root, const Where& where) {
+    const onnx::TypeProto* type = &root;
+    while (!type->has_tensor_type()) {
+      if (type->has_sequence_type() && type->sequence_type().has_elem_type()) {
+        type = &type->sequence_type().elem_type();
+      } else if (type->has_optional_type() && type->optional_type().has_elem_type()) {
+        type = &type->optional_type().elem_type();
+      } else {
+        return;
       }
-      if (!tt.has_shape()) return;
-      Shape dims;
-      bool fully_static = true;
-      for (int i = 0; i < tt.shape().dim_size(); ++i) {
-        const auto& d = tt.shape().dim(i);
-        if (d.has_dim_value()) {
-          if (d.dim_value() < 0) Problem(where, " has negative dimension ", d.dim_value(), " at axis ", i);
-          dims.push_back(d.dim_value());
-        } else {
-          fully_static = false;
-        }
+    }
+    const auto& tt = type->tensor_type();
+    if (tt.has_elem_type() && tt.elem_type() != 0 && !IsKnownDataType(tt.elem_type())) {
+      Problem(where, " has unknown element type ", tt.elem_type());
+    }
+    if (!tt.has_shape()) return;
+    Shape& dims = type_dims_;  // reused: value_info may declare a shape for every value
+    dims.clear();
+    bool fully_static = true;
+    for (int i = 0; i < tt.shape().dim_size(); ++i) {
+      const auto& d = tt.shape().dim(i);
+      if (d.has_dim_value()) {
+        if (d.dim_value() < 0) Problem(where, " has negative dimension ", d.dim_value(), " at axis ", i);
+        dims.push_back(d.dim_value());
+      } else {
+        fully_static = false;
       }
-      if (fully_static && tt.has_elem_type() && IsKnownDataType(tt.elem_type())) {
-        CheckSize(static_cast<DataType>(tt.elem_type()), dims, where);
-      }
-    } else if (type.has_sequence_type() && type.sequence_type().has_elem_type()) {
-      CheckTensorType(type.sequence_type().elem_type(), where);
-    } else if (type.has_optional_type() && type.optional_type().has_elem_type()) {
-      CheckTensorType(type.optional_type().elem_type(), where);
+    }
+    if (fully_static && tt.has_elem_type() && IsKnownDataType(tt.elem_type())) {
+      CheckSize(static_cast<DataType>(tt.elem_type()), dims, where);
     }
   }
 
-  void CheckSize(DataType dtype, const Shape& dims, const std::string& where) {
+  void CheckSize(DataType dtype, const Shape& dims, const Where& where) {
     for (int64_t d : dims) {
       if (d < 0) return;  // reported elsewhere
     }
@@ -115,13 +355,14 @@ class Validator {
     }
   }
 
-  void CheckInitializer(const onnx::TensorProto& t, const std::string& where) {
-    const std::string w = where + " initializer '" + t.name() + "'";
+  void CheckInitializer(const onnx::TensorProto& t, const Where& where) {
+    const Where w = Named(&where, " initializer '", t.name());
     if (!IsKnownDataType(t.data_type())) {
       Problem(w, " has unknown data_type ", t.data_type());
       return;
     }
-    Shape dims(t.dims().begin(), t.dims().end());
+    Shape& dims = initializer_dims_;
+    dims.assign(t.dims().begin(), t.dims().end());
     for (size_t i = 0; i < dims.size(); ++i) {
       if (dims[i] < 0) {
         Problem(w, " has negative dimension ", dims[i], " at axis ", i);
@@ -147,25 +388,35 @@ class Validator {
     }
   }
 
-  void CheckAttributes(const onnx::NodeProto& node, const std::string& where, const Names& visible,
-                       bool in_function) {
-    std::set<std::string> seen;
-    for (const auto& a : node.attribute()) {
-      const std::string w = where + " attribute '" + a.name() + "'";
+  void CheckAttributes(const onnx::NodeProto& node, const Where& where, const Scope& visible, bool in_function) {
+    const int count = node.attribute_size();
+    if (count == 0) return;
+    // Repeated names: compared pairwise for the usual handful, hashed beyond.
+    std::optional<NameTable> seen;
+    if (count > 16) seen.emplace(count);
+    for (int j = 0; j < count; ++j) {
+      const auto& a = node.attribute(j);
+      const Where w = Named(&where, " attribute '", a.name());
       if (a.name().empty()) Problem(where, " has an attribute with no name");
-      if (!seen.insert(a.name()).second) Problem(w, " is given twice");
+      bool twice = false;
+      if (seen) {
+        twice = !seen->Insert(a.name()).second;
+      } else {
+        for (int k = 0; k < j && !twice; ++k) twice = node.attribute(k).name() == a.name();
+      }
+      if (twice) Problem(w, " is given twice");
       if (!a.ref_attr_name().empty()) {
         if (!in_function) Problem(w, " refers to attribute '", a.ref_attr_name(), "' outside a function body");
         continue;
       }
       CheckAttributeType(a, w);
-      if (a.has_g()) CheckGraph(a.g(), w + " graph '" + a.g().name() + "'", visible, in_function);
-      for (const auto& g : a.graphs()) CheckGraph(g, w + " graph '" + g.name() + "'", visible, in_function);
+      if (a.has_g()) CheckGraph(a.g(), Named(&w, " graph '", a.g().name()), &visible, in_function);
+      for (const auto& g : a.graphs()) CheckGraph(g, Named(&w, " graph '", g.name()), &visible, in_function);
       if (a.has_t()) CheckInitializer(a.t(), w);
     }
   }
 
-  void CheckAttributeType(const onnx::AttributeProto& a, const std::string& where) {
+  void CheckAttributeType(const onnx::AttributeProto& a, const Where& where) {
     using A = onnx::AttributeProto;
     // Which field each declared type stores its value in.
     if (!a.has_type() || a.type() == A::UNDEFINED) {
@@ -207,136 +458,285 @@ class Validator {
     }
   }
 
+  // Whether node `index` reads, through its subgraphs, only values that
+  // earlier nodes of `names`' graph produce.
+  static bool SubgraphsReadOnlyEarlier(const onnx::NodeProto& node, int index, const NameTable& names) {
+    return ForEachOuterRead(node, [&](const std::string& name) {
+      const NameTable::Entry* e = names.Find(name);
+      return !e || e->producer() < index;
+    });
+  }
+
+  // Adds the nodes' non-empty outputs to `defined`, each name hashed and its
+  // slot fetched some names ahead of its insertion: the table of a large
+  // graph is far larger than the caches.
+  void DefineOutputs(const NodeList& nodes, NameTable& defined, const Where& where) {
+    struct Ahead { const std::string* name; size_t hash; int node; };
+    constexpr size_t kAhead = 16;
+    Ahead ahead[kAhead];
+    size_t queued = 0, inserted = 0;
+    auto insert = [&](const Ahead& a) {
+      auto [e, added] = defined.Insert(*a.name, a.hash);
+      if (!added) {
+        Problem(where, ": value '", *a.name, "' is defined twice (output of ", NodeName{nodes[a.node], a.node}, ")");
+      }
+      if (e->producer() < 0) e->set_producer(a.node);
+    };
+    for (int i = 0; i < nodes.size(); ++i) {
+      for (const auto& o : nodes[i].output()) {
+        if (o.empty()) continue;
+        if (queued - inserted == kAhead) insert(ahead[inserted++ % kAhead]);
+        const size_t hash = HashName(o);
+        defined.Prefetch(hash);
+        ahead[queued++ % kAhead] = Ahead{&o, hash, i};
+      }
+    }
+    while (inserted < queued) insert(ahead[inserted++ % kAhead]);
+  }
+
+  // Whether `name` is an output of one of the few nodes just before node
+  // `index`: an earlier node then produces it, with no need to look it up
+  // (in most graphs a node reads what was computed just before it).
+  static bool MadeJustBefore(const NodeList& nodes, int index, const std::string& name) {
+    constexpr int kWindow = 4;
+    for (int j = index - 1; j >= 0 && j >= index - kWindow; --j) {
+      for (const auto& o : nodes[j].output()) {
+        if (o == name) return true;
+      }
+    }
+    return false;
+  }
+
   // `outer`: names visible from enclosing graphs.
-  void CheckGraph(const onnx::GraphProto& graph, const std::string& where, const Names& outer, bool in_function) {
+  void CheckGraph(const onnx::GraphProto& graph, const Where& where, const Scope* outer, bool in_function) {
     if (++depth_ > 64) {
       Problem(where, ": subgraphs nest deeper than 64 levels");
       --depth_;
       return;
     }
-    Names defined;
-    auto define = [&](const std::string& name, const std::string& what) {
-      if (name.empty()) return;
-      if (!defined.insert(name).second) Problem(where, ": value '", name, "' is defined twice (", what, ")");
-    };
-    std::set<std::string> input_names;
+    const int node_count = graph.node_size();
+    NameTable defined(graph.input_size() + graph.initializer_size() + node_count);
     for (const auto& i : graph.input()) {
-      if (!input_names.insert(i.name()).second) Problem(where, ": input '", i.name(), "' is declared twice");
-      defined.insert(i.name());
-      CheckTensorType(i.type(), where + " input '" + i.name() + "'");
+      NameTable::Entry* e = defined.Insert(i.name()).first;
+      if (e->bits & NameTable::kInput) Problem(where, ": input '", i.name(), "' is declared twice");
+      e->bits |= NameTable::kInput;
+      CheckTensorType(i.type(), Named(&where, " input '", i.name()));
     }
-    std::set<std::string> init_names;
     for (const auto& t : graph.initializer()) {
-      if (!init_names.insert(t.name()).second) Problem(where, ": initializer '", t.name(), "' is defined twice");
-      defined.insert(t.name());  // may share its name with an input (a default value)
+      NameTable::Entry* e = defined.Insert(t.name()).first;  // may share its name with an input (a default value)
+      if (e->bits & NameTable::kInitializer) Problem(where, ": initializer '", t.name(), "' is defined twice");
+      e->bits |= NameTable::kInitializer;
       CheckInitializer(t, where);
     }
-    for (int i = 0; i < graph.node_size(); ++i) {
-      for (const auto& o : graph.node(i).output()) define(o, "output of " + NodeName(graph.node(i), i));
-    }
-    for (const auto& v : graph.value_info()) CheckTensorType(v.type(), where + " value_info '" + v.name() + "'");
-    Names visible = outer;
-    visible.insert(defined.begin(), defined.end());
-    for (int i = 0; i < graph.node_size(); ++i) {
+    DefineOutputs(graph.node(), defined, where);
+    for (const auto& v : graph.value_info()) CheckTensorType(v.type(), Named(&where, " value_info '", v.name()));
+    const Scope visible{&defined, outer};
+    // Nodes that read only what earlier nodes produce are in order, so
+    // acyclic; only a graph out of order needs the full sort.
+    bool in_order = true;
+    for (int i = 0; i < node_count; ++i) {
       const auto& node = graph.node(i);
-      const std::string w = where + " " + NodeName(node, i);
+      const Where w = AtNode(&where, node, i);
       if (node.op_type().empty()) Problem(w, " has no op_type");
       if (!in_function) {
-        CheckDomain(node, w, opsets_);
+        CheckDomain(node, w, opset_versions_);
         CheckAgainstSchema(node, w, opset_versions_);
       }
       for (const auto& in : node.input()) {
-        if (!in.empty() && !visible.count(in)) Problem(w, " reads '", in, "', which no input, initializer or node defines");
+        if (in.empty() || MadeJustBefore(graph.node(), i, in)) continue;
+        const size_t hash = HashName(in);
+        if (const NameTable::Entry* e = defined.Find(in, hash)) {
+          in_order &= e->producer() < i;
+        } else if (!Visible(outer, in, hash)) {
+          Problem(w, " reads '", in, "', which no input, initializer or node defines");
+        }
       }
       CheckAttributes(node, w, visible, in_function);
+      if (in_order) in_order = SubgraphsReadOnlyEarlier(node, i, defined);
     }
     for (const auto& o : graph.output()) {
-      if (!visible.count(o.name())) Problem(where, ": output '", o.name(), "' is never computed");
-      CheckTensorType(o.type(), where + " output '" + o.name() + "'");
+      if (!Visible(&visible, o.name(), HashName(o.name()))) {
+        Problem(where, ": output '", o.name(), "' is never computed");
+      }
+      CheckTensorType(o.type(), Named(&where, " output '", o.name()));
     }
-    StatusOr<std::vector<const onnx::NodeProto*>> order = TopologicalOrder(graph.node(), where);
-    if (!order.ok()) problems_.push_back(order.status().WithContext(model_.name));
+    if (!in_order) CheckAcyclic(graph.node(), defined, where);
     --depth_;
+  }
+
+  // Kahn's sort over the nodes, each depending on the producers (in `names`)
+  // of what it and its subgraphs read. The nodes left over lie on or after a
+  // cycle; this problem is kept even past max_problems, as it always was.
+  void CheckAcyclic(const NodeList& nodes, const NameTable& names, const Where& where) {
+    const int n = nodes.size();
+    std::vector<int> pending(n, 0), counted(n, -1);
+    std::vector<std::pair<int, int>> edges;  // (producer, consumer)
+    for (int i = 0; i < n; ++i) {
+      auto depend = [&](const std::string& name) {
+        if (name.empty()) return true;
+        const NameTable::Entry* e = names.Find(name);
+        if (e && e->producer() >= 0 && counted[e->producer()] != i) {
+          counted[e->producer()] = i;
+          edges.emplace_back(e->producer(), i);
+          ++pending[i];
+        }
+        return true;
+      };
+      for (const auto& in : nodes[i].input()) depend(in);
+      ForEachOuterRead(nodes[i], depend);
+    }
+    std::vector<int> first(n + 1, 0), consumers(edges.size());
+    for (const auto& [p, c] : edges) ++first[p + 1];
+    for (int i = 0; i < n; ++i) first[i + 1] += first[i];
+    std::vector<int> fill(first.begin(), first.end() - 1);
+    for (const auto& [p, c] : edges) consumers[fill[p]++] = c;
+    std::vector<int> ready;
+    for (int i = 0; i < n; ++i) {
+      if (pending[i] == 0) ready.push_back(i);
+    }
+    int sorted = 0;
+    while (!ready.empty()) {
+      const int i = ready.back();
+      ready.pop_back();
+      ++sorted;
+      for (int k = first[i]; k < first[i + 1]; ++k) {
+        if (--pending[consumers[k]] == 0) ready.push_back(consumers[k]);
+      }
+    }
+    if (sorted == n) return;
+    std::string cycle;
+    int shown = 0;
+    for (int i = 0; i < n && shown < 8; ++i) {
+      if (pending[i] > 0) cycle += StrCat(shown++ ? ", " : "", NodeName{nodes[i]});
+    }
+    problems_.push_back(InvalidModel(model_.name, ": ", where, ": the graph has a cycle through ", cycle));
   }
 
   void CheckFunctions() {
     const onnx::ModelProto& m = *model_.proto;
-    using Id = std::tuple<std::string, std::string, std::string>;
-    std::map<Id, const onnx::FunctionProto*> functions;
     for (const auto& f : m.functions()) {
-      Id id{std::string(CanonicalDomain(f.domain())), f.name(), f.overload()};
-      if (!functions.emplace(id, &f).second) {
+      if (functions_.at(IdOf(f)).proto != &f) {
         Problem("function ", f.domain(), ".", f.name(), f.overload().empty() ? "" : ":" + f.overload(),
                 " is defined twice");
       }
     }
-    for (const auto& f : m.functions()) {
-      const std::string where = "function " + f.domain() + "." + f.name();
-      std::set<std::string> opsets = opsets_;
-      std::map<std::string, int64_t> versions = opset_versions_;
-      for (const auto& o : f.opset_import()) {
-        opsets.insert(std::string(CanonicalDomain(o.domain())));
-        versions[std::string(CanonicalDomain(o.domain()))] = o.version();
-      }
-      Names visible(f.input().begin(), f.input().end());
-      for (const auto& n : f.node()) visible.insert(n.output().begin(), n.output().end());
-      for (int i = 0; i < f.node_size(); ++i) {
-        const auto& node = f.node(i);
-        const std::string w = where + " " + NodeName(node, i);
-        if (!functions.count({std::string(CanonicalDomain(node.domain())), node.op_type(), node.overload()})) {
-          CheckDomain(node, w, opsets);
-          CheckAgainstSchema(node, w, versions);
-        }
-        for (const auto& in : node.input()) {
-          if (!in.empty() && !visible.count(in)) Problem(w, " reads '", in, "', which the function does not define");
-        }
-        CheckAttributes(node, w, visible, /*in_function=*/true);
-      }
-      for (const auto& o : f.output()) {
-        if (!visible.count(o)) Problem(where, ": output '", o, "' is never computed");
-      }
-      StatusOr<std::vector<const onnx::NodeProto*>> order = TopologicalOrder(f.node(), where);
-      if (!order.ok()) problems_.push_back(order.status().WithContext(model_.name));
-    }
-    // Call cycles: depth-first search over calls between local functions.
-    std::map<Id, int> state;  // 0 unvisited, 1 on the stack, 2 done
-    std::vector<std::string> stack;
-    std::function<void(const Id&)> visit = [&](const Id& id) {
-      state[id] = 1;
-      stack.push_back(std::get<0>(id).empty() ? std::get<1>(id) : std::get<0>(id) + "." + std::get<1>(id));
-      for (const auto& node : functions[id]->node()) {
-        Id callee{std::string(CanonicalDomain(node.domain())), node.op_type(), node.overload()};
-        if (!functions.count(callee)) continue;
-        if (state[callee] == 1) {
-          std::string cycle;
-          for (const auto& s : stack) cycle += s + " -> ";
-          Problem("function call cycle: ", cycle, std::get<1>(callee));
-        } else if (state[callee] == 0) {
-          visit(callee);
-        }
-      }
-      stack.pop_back();
-      state[id] = 2;
+    for (const auto& f : m.functions()) CheckFunction(f);
+    // Call cycles: depth-first search over calls between local functions,
+    // with its own stack (a chain of calls may be long).
+    struct Frame {
+      std::pair<const FunctionId, LocalFunction>* function;
+      int next_node;
     };
-    for (const auto& [id, f] : functions) {
-      if (state[id] == 0) visit(id);
+    std::vector<Frame> stack;
+    for (auto& root : functions_) {
+      if (root.second.state != 0) continue;
+      root.second.state = 1;
+      stack.push_back({&root, 0});
+      while (!stack.empty()) {
+        LocalFunction& function = stack.back().function->second;
+        if (stack.back().next_node == function.proto->node_size()) {
+          function.state = 2;
+          stack.pop_back();
+          continue;
+        }
+        auto callee = functions_.find(CalleeOf(function.proto->node(stack.back().next_node++)));
+        if (callee == functions_.end()) continue;
+        if (callee->second.state == 1) {
+          std::string cycle;
+          for (const Frame& s : stack) {
+            const auto& [domain, name, overload] = s.function->first;
+            cycle += StrCat(domain.empty() ? "" : StrCat(domain, "."), name, " -> ");
+          }
+          Problem("function call cycle: ", cycle, std::get<1>(callee->first));
+        } else if (callee->second.state == 0) {
+          callee->second.state = 1;
+          stack.push_back({&*callee, 0});
+        }
+      }
     }
+  }
+
+  void CheckFunction(const onnx::FunctionProto& f) {
+    const std::string text = "function " + f.domain() + "." + f.name();
+    const Where where = Text(text);
+    OpsetVersions versions = opset_versions_;
+    for (const auto& o : f.opset_import()) versions[std::string(CanonicalDomain(o.domain()))] = o.version();
+    NameTable names(f.input_size() + f.node_size());
+    for (const auto& in : f.input()) names.Insert(in);
+    for (int i = 0; i < f.node_size(); ++i) {
+      for (const auto& o : f.node(i).output()) {
+        NameTable::Entry* e = names.Insert(o).first;
+        if (!o.empty() && e->producer() < 0) e->set_producer(i);
+      }
+    }
+    const Scope visible{&names, nullptr};
+    bool in_order = true;
+    for (int i = 0; i < f.node_size(); ++i) {
+      const auto& node = f.node(i);
+      const Where w = AtNode(&where, node, i);
+      if (!functions_.count(CalleeOf(node))) {
+        CheckDomain(node, w, versions);
+        CheckAgainstSchema(node, w, versions);
+      }
+      for (const auto& in : node.input()) {
+        if (in.empty()) continue;
+        if (const NameTable::Entry* e = names.Find(in)) {
+          in_order &= e->producer() < i;
+        } else {
+          Problem(w, " reads '", in, "', which the function does not define");
+        }
+      }
+      CheckAttributes(node, w, visible, /*in_function=*/true);
+      if (in_order) in_order = SubgraphsReadOnlyEarlier(node, i, names);
+    }
+    for (const auto& o : f.output()) {
+      if (!names.Find(o)) Problem(where, ": output '", o, "' is never computed");
+    }
+    if (!in_order) CheckAcyclic(f.node(), names, where);
+  }
+
+  // What the schema table says of one (domain, op_type, opset), looked up once.
+  struct SchemaFacts {
+    bool knows_domain = false;
+    bool knows_operator = false;
+    const OpSchemaInfo* schema = nullptr;
+  };
+  struct SchemaKey {
+    std::string_view domain, op_type;
+    int64_t version;
+    bool operator==(const SchemaKey&) const = default;
+  };
+  struct SchemaKeyHash {
+    size_t operator()(const SchemaKey& k) const {
+      return HashName(k.op_type) ^ (k.domain.size() + static_cast<size_t>(k.version)) * 0x9e3779b97f4a7c15ull;
+    }
+  };
+
+  const SchemaFacts& Facts(std::string_view domain, std::string_view op_type, int64_t version) {
+    auto [it, added] = schema_facts_.try_emplace(SchemaKey{domain, op_type, version});
+    SchemaFacts& facts = it->second;
+    if (!added) return facts;
+    const OpSchemas& schemas = OpSchemas::Onnx();
+    facts.knows_domain = schemas.KnowsDomain(domain);
+    if (!facts.knows_domain) return facts;
+    facts.schema = schemas.Find(domain, op_type, version);
+    facts.knows_operator = facts.schema || schemas.KnowsOperator(domain, op_type);
+    return facts;
   }
 
   // A node of an ONNX domain against the schema of the pinned onnx release:
   // the operator exists at the imported opset, its input and output counts,
   // its attributes' names and types, and the required ones are present.
-  void CheckAgainstSchema(const onnx::NodeProto& node, const std::string& where,
-                          const std::map<std::string, int64_t>& opset_versions) {
-    const std::string domain(CanonicalDomain(node.domain()));
-    if (local_functions_.count({domain, node.op_type(), node.overload()})) return;
-    const OpSchemas& schemas = OpSchemas::Onnx();
-    if (!schemas.KnowsDomain(domain)) return;  // a domain onnx does not define: nothing to check against
+  void CheckAgainstSchema(const onnx::NodeProto& node, const Where& where, const OpsetVersions& opset_versions) {
+    const std::string_view domain = CanonicalDomain(node.domain());
+    if (!functions_.empty() && functions_.count(CalleeOf(node))) return;
     auto version = opset_versions.find(domain);
     if (version == opset_versions.end()) return;  // reported by CheckDomain
-    const OpSchemaInfo* schema = schemas.Find(domain, node.op_type(), version->second);
+    const SchemaFacts& facts = Facts(domain, node.op_type(), version->second);
+    if (!facts.knows_domain) return;  // a domain onnx does not define: nothing to check against
+    const OpSchemaInfo* schema = facts.schema;
     if (!schema) {
-      if (schemas.KnowsOperator(domain, node.op_type())) {
+      if (facts.knows_operator) {
         Problem(where, ": ", node.op_type(), " does not exist yet at opset ", version->second, " of domain '",
                 node.domain(), "'");
       } else {
@@ -345,7 +745,7 @@ class Validator {
       }
       return;
     }
-    const std::string label = StrCat(node.op_type(), "-", schema->since_version);
+    const SchemaLabel label{node.op_type(), schema->since_version};
     int present_inputs = node.input_size();
     while (present_inputs > 0 && node.input(present_inputs - 1).empty()) --present_inputs;
     if (present_inputs > schema->max_inputs) {
@@ -378,11 +778,12 @@ class Validator {
 
   const LoadedModel& model_;
   ValidationOptions options_;
-  std::map<std::string, int64_t> opset_versions_;
-  std::set<std::tuple<std::string, std::string, std::string>> local_functions_;
+  OpsetVersions opset_versions_;
+  std::map<FunctionId, LocalFunction> functions_;
+  std::unordered_map<SchemaKey, SchemaFacts, SchemaKeyHash> schema_facts_;
+  Shape type_dims_, initializer_dims_;
   int64_t limit_ = 0;
   int depth_ = 0;
-  std::set<std::string> opsets_;
   std::vector<Status> problems_;
 };
 
