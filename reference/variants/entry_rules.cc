@@ -106,7 +106,7 @@ class EntryChecker {
     const OpSchemaInfo* schema = OpSchemas::Onnx().Find(domain, proto_.op_type(), opset->second);
     if (!schema) {
       Problem(kRuleCall, entry_.call, " is neither an operator of opset ", opset->second, " of domain '",
-              proto_.domain(), "' nor a model-local function");
+              domain.empty() ? "ai.onnx" : domain, "' nor a model-local function");
       return;
     }
     CheckSchemaArity(*schema);
