@@ -86,6 +86,11 @@ StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(const WorkerLaunch
       if (fd >= 0) ::close(fd);
     }
   };
+  // A worker that dies between two calls must show up as a write error, not
+  // as a SIGPIPE that ends the harness (and every result it holds) with it.
+  // Process-wide, once, for every user of WorkerProcess (tests included).
+  static const bool sigpipe_ignored = [] { return ::signal(SIGPIPE, SIG_IGN) != SIG_ERR; }();
+  (void)sigpipe_ignored;
   if (::pipe2(in_pipe, O_CLOEXEC) != 0 || ::pipe2(out_pipe, O_CLOEXEC) != 0) {
     const int error = errno;
     close_all();

@@ -56,6 +56,19 @@ TEST_F(WorkerClientTest, AWorkerThatExitsIsUnavailableWithItsStatusAndLog) {
   EXPECT_NE(end.find("cannot open the device"), std::string::npos) << end;
 }
 
+// The request is written after the worker is gone: the write fails with
+// EPIPE, which must be an answer, not a SIGPIPE that ends the test (and a
+// harness) with it.
+TEST_F(WorkerClientTest, AWorkerGoneBeforeTheRequestIsUnavailableNotASignal) {
+  auto worker = StartShell("exec 0<&-; echo 'adapter: gone early' >&2; exit 6");
+  ASSERT_NE(worker, nullptr);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  StatusOr<protocol::Response> answer = worker->Call(Hello(), 5000);
+  ASSERT_FALSE(answer.ok());
+  EXPECT_EQ(answer.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(worker->EndDescription().find("exited with status 6"), std::string::npos) << worker->EndDescription();
+}
+
 TEST_F(WorkerClientTest, AWorkerKilledByASignalIsNamed) {
   auto worker = StartShell("kill -SEGV $$");
   ASSERT_NE(worker, nullptr);
