@@ -199,18 +199,9 @@ TEST(VariantResolve, KeptNodeWithASubgraphReadsTheRenamedValue) {
   for (bool branch : {true, false}) {
     std::vector<Value> values = {Value::FromTensor(*Tensor::FromDoubles(DataType::kFloat, {4}, {-2, -0.5, 1, 3})),
                                  Value::FromTensor(*Tensor::FromDoubles(DataType::kBool, {}, {branch ? 1.0 : 0.0}))};
-    auto run = [&](const onnx::ModelProto& m) {
-      auto evaluator = Evaluator::Create(Loaded(m));
-      EXPECT_TRUE(evaluator.ok()) << evaluator.status().ToString();
-      auto out = (*evaluator)->Run(values);
-      EXPECT_TRUE(out.ok()) << out.status().ToString();
-      std::vector<std::vector<double>> result;
-      if (out.ok()) {
-        for (const Value& v : *out) result.push_back(v.tensor().ToDoubles());
-      }
-      return result;
-    };
-    EXPECT_EQ(run(StripVariants(model)), run(resolved.model));
+    const auto main_outputs = variants_test::RunValues(StripVariants(model), values);
+    ASSERT_FALSE(main_outputs.empty());
+    EXPECT_EQ(main_outputs, variants_test::RunValues(resolved.model, values));
   }
 }
 
@@ -578,18 +569,9 @@ TEST(VariantResolve, EntriesInLoopAndIfBodies) {
     std::vector<Value> values = {Value::FromTensor(*Tensor::FromDoubles(DataType::kFloat, {4}, {-2, -0.5, 1, 3})),
                                  Value::FromTensor(Tensor::FromInt64s({}, {3})),
                                  Value::FromTensor(*Tensor::FromDoubles(DataType::kBool, {}, {branch ? 1.0 : 0.0}))};
-    auto run = [&](const onnx::ModelProto& m) {
-      auto evaluator = Evaluator::Create(Loaded(m));
-      EXPECT_TRUE(evaluator.ok()) << evaluator.status().ToString();
-      auto out = (*evaluator)->Run(values);
-      EXPECT_TRUE(out.ok()) << out.status().ToString();
-      std::vector<std::vector<double>> result;
-      if (out.ok()) {
-        for (const Value& v : *out) result.push_back(v.tensor().ToDoubles());
-      }
-      return result;
-    };
-    EXPECT_EQ(run(StripVariants(model)), run(resolved.model));
+    const auto main_outputs = variants_test::RunValues(StripVariants(model), values);
+    ASSERT_FALSE(main_outputs.empty());
+    EXPECT_EQ(main_outputs, variants_test::RunValues(resolved.model, values));
   }
 }
 

@@ -95,23 +95,30 @@ inline std::vector<std::string> WithRule(const std::vector<Status>& problems, co
 }
 
 // Runs `model` on float inputs (in graph input order) and returns its outputs' values.
-inline std::vector<std::vector<double>> RunFloats(const onnx::ModelProto& model,
-                                                  const std::vector<std::pair<Shape, std::vector<double>>>& inputs) {
+// Runs `model` on `values` with the evaluator; every output as doubles
+// (empty, with a test failure, when it does not run).
+inline std::vector<std::vector<double>> RunValues(const onnx::ModelProto& model, const std::vector<Value>& values) {
   StatusOr<std::unique_ptr<Evaluator>> evaluator = Evaluator::Create(Loaded(model));
   EXPECT_TRUE(evaluator.ok()) << evaluator.status().ToString();
   if (!evaluator.ok()) return {};
-  std::vector<Value> values;
-  for (const auto& [shape, data] : inputs) {
-    StatusOr<Tensor> t = Tensor::FromDoubles(DataType::kFloat, shape, data);
-    EXPECT_TRUE(t.ok());
-    values.push_back(Value::FromTensor(std::move(t).value()));
-  }
   StatusOr<std::vector<Value>> outputs = (*evaluator)->Run(values);
   EXPECT_TRUE(outputs.ok()) << outputs.status().ToString();
   if (!outputs.ok()) return {};
   std::vector<std::vector<double>> result;
   for (const Value& v : *outputs) result.push_back(v.tensor().ToDoubles());
   return result;
+}
+
+inline std::vector<std::vector<double>> RunFloats(const onnx::ModelProto& model,
+                                                  const std::vector<std::pair<Shape, std::vector<double>>>& inputs) {
+  std::vector<Value> values;
+  for (const auto& [shape, data] : inputs) {
+    StatusOr<Tensor> t = Tensor::FromDoubles(DataType::kFloat, shape, data);
+    EXPECT_TRUE(t.ok());
+    if (!t.ok()) return {};
+    values.push_back(Value::FromTensor(std::move(t).value()));
+  }
+  return RunValues(model, values);
 }
 
 }  // namespace parity::variants_test
