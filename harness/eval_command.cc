@@ -83,7 +83,7 @@ CaseResult EvaluateCase(CaseInfo info, const TolerancePolicy& policy, const Eval
     // The model a backend with these targets runs (spec/variants.md, "Resolution").
     ResolveOptions resolve;
     resolve.targets = *options.variant_targets;
-    StatusOr<ResolvedModel> resolved = ResolveVariants(*model, resolve);
+    StatusOr<ResolvedModel> resolved = ResolveForReference(*model, resolve);
     if (!resolved.ok()) {
       r.state = CaseState::kFail;
       r.message = resolved.status().ToString();
@@ -92,13 +92,7 @@ CaseResult EvaluateCase(CaseInfo info, const TolerancePolicy& policy, const Eval
     for (const EntryDecision& d : resolved->decisions) {
       r.variants.push_back({{"entry", d.id}, {"chosen", d.selected ? d.call : "main"}});
     }
-    auto proto = std::make_shared<onnx::ModelProto>(std::move(resolved->model));
-    if (Status lowered = LowerReferenceCompiled(*proto); !lowered.ok()) {
-      r.state = CaseState::kFail;
-      r.message = lowered.ToString();
-      return r;
-    }
-    model->proto = std::move(proto);
+    model->proto = std::make_shared<onnx::ModelProto>(std::move(resolved->model));
   }
   StatusOr<std::vector<DataSet>> sets = ReadDataSets(info, *model->proto);
   if (!sets.ok()) {

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <random>
@@ -12,6 +11,7 @@
 
 #include "harness/case_reader.h"
 #include "harness/compare.h"
+#include "harness/run/journal.h"
 #include "harness/run/variant_check.h"
 #include "reference/eval/evaluator.h"
 #include "reference/model/validator.h"
@@ -30,16 +30,7 @@ int UsageError(const std::string& command, const std::string& message) {
 Status WriteModel(const onnx::ModelProto& model, const std::string& path) {
   std::string bytes;
   if (!model.SerializeToString(&bytes)) return Internal("cannot serialize the model for ", path);
-  const std::string temp = path + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) return IoError("cannot write ", temp);
-  }
-  std::error_code error;
-  fs::rename(temp, path, error);
-  if (error) return IoError("cannot rename ", temp, " to ", path, ": ", error.message());
-  return Status::Ok();
+  return WriteFileAtomically(path, bytes);
 }
 
 // Values for the graph's inputs (those without an initializer), from their
@@ -218,12 +209,10 @@ StatusOr<std::vector<EntryEquivalence>> CheckEquivalence(const LoadedModel& mode
     }
     ResolveOptions resolve;
     resolve.only_entries = {entry.id};
-    StatusOr<ResolvedModel> resolved = ResolveVariants(model, resolve);
+    StatusOr<ResolvedModel> resolved = ResolveForReference(model, resolve);
     if (!resolved.ok()) return resolved.status().WithContext(StrCat("entry ", entry.id));
-    auto proto = std::make_shared<onnx::ModelProto>(std::move(resolved->model));
-    PARITY_RETURN_IF_ERROR(LowerReferenceCompiled(*proto));
     LoadedModel alternative = model;
-    alternative.proto = proto;
+    alternative.proto = std::make_shared<onnx::ModelProto>(std::move(resolved->model));
     alternative.name = StrCat(model.name, " resolved to ", entry.id);
     StatusOr<std::vector<Value>> actual = RunModel(alternative, inputs);
     e.checked = actual.ok() || actual.status().code() != StatusCode::kUnimplemented;

@@ -19,7 +19,6 @@
 #include "reference/eval/evaluator.h"
 #include "reference/model/loader.h"
 #include "reference/model/tensor_io.h"
-#include "reference/model/validator.h"
 #include "reference/variants/variants.h"
 #include "spec/abi/parity_adapter.h"
 
@@ -224,16 +223,10 @@ class ReferenceSession {
   // calls for the reference lowered to the functions their blobs carry.
   static StatusOr<LoadedModel> Resolve(const LoadedModel& loaded, const std::vector<std::string>& targets,
                                        std::vector<EntryDecision>* decisions) {
-    // Resolution assumes a model that passed the IR's rules (variants.h).
-    if (std::vector<Status> problems = ValidateModel(loaded); !problems.empty()) {
-      std::string message = problems[0].message();
-      if (problems.size() > 1) message += StrCat(" (and ", problems.size() - 1, " more problems)");
-      return Status(problems[0].code(), message);
-    }
+    // ResolveVariants checks the IR's rules itself, and refuses a model that breaks them.
     ResolveOptions options;
     options.targets = targets;
-    PARITY_ASSIGN_OR_RETURN(ResolvedModel resolved, ResolveVariants(loaded, options));
-    PARITY_RETURN_IF_ERROR(LowerReferenceCompiled(resolved.model));
+    PARITY_ASSIGN_OR_RETURN(ResolvedModel resolved, ResolveForReference(loaded, options));
     *decisions = std::move(resolved.decisions);
     return LoadedModel{std::make_shared<const onnx::ModelProto>(std::move(resolved.model)), loaded.name,
                        loaded.base_dir};

@@ -7,7 +7,6 @@
 #include <set>
 
 #include "harness/results.h"
-#include "reference/model/validator.h"
 #include "reference/variants/variants.h"
 
 namespace parity {
@@ -102,10 +101,7 @@ StatusOr<std::vector<std::string>> ExpectedSelection(const CaseInfo& info, const
   const std::string context = StrCat("the reference cannot resolve the variant entries of ", model.name,
                                      " for targets ", BracketList(options.targets),
                                      ", so the selection to expect is unknown");
-  // Resolution assumes a model that passed the IR's rules (variants.h).
-  if (std::vector<Status> problems = ValidateModel(model); !problems.empty()) {
-    return problems[0].WithContext(context);
-  }
+  // ResolveVariants checks the IR's rules itself, and refuses a model that breaks them.
   StatusOr<ResolvedModel> resolved = ResolveVariants(model, options);
   if (!resolved.ok()) {
     return resolved.status().WithContext(context);

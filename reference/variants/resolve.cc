@@ -563,4 +563,10 @@ StatusOr<ResolvedModel> ResolveVariants(onnx::ModelProto&& model, const ResolveO
                                          options, /*validate_ir=*/true);
 }
 
+StatusOr<ResolvedModel> ResolveForReference(const LoadedModel& model, const ResolveOptions& options) {
+  PARITY_ASSIGN_OR_RETURN(ResolvedModel resolved, ResolveVariants(model, options));
+  PARITY_RETURN_IF_ERROR(LowerReferenceCompiled(resolved.model));
+  return resolved;
+}
+
 }  // namespace parity

@@ -156,6 +156,10 @@ StatusOr<ResolvedModel> ResolveVariants(const LoadedModel& model, const ResolveO
 StatusOr<ResolvedModel> ResolveVariants(onnx::ModelProto&& model, const ResolveOptions& options,
                                         const std::string& name = "model", const std::string& base_dir = "");
 
+// ResolveVariants, then LowerReferenceCompiled on the result: the model the
+// reference evaluator runs for those targets (or entries).
+StatusOr<ResolvedModel> ResolveForReference(const LoadedModel& model, const ResolveOptions& options);
+
 // The model with every equivalent_subgraph list removed (function bodies
 // included) and nothing else changed: what a backend that knows nothing of
 // variants runs.
