@@ -9,6 +9,7 @@
 namespace parity {
 namespace {
 
+using variants_internal::ForEachSubgraph;
 using variants_internal::NodeLabel;
 
 VariantEntry ReadEntry(const onnx::GraphProto& graph, const std::string& graph_path, const std::string& id_prefix,
@@ -66,13 +67,10 @@ void VisitGraphs(const onnx::GraphProto& graph, const std::string& path, const s
 
 bool GraphHasVariants(const onnx::GraphProto& graph) {
   if (graph.equivalent_subgraph_size() > 0) return true;
+  bool found = false;
   for (const auto& node : graph.node()) {
-    for (const auto& attr : node.attribute()) {
-      if (attr.has_g() && GraphHasVariants(attr.g())) return true;
-      for (const auto& g : attr.graphs()) {
-        if (GraphHasVariants(g)) return true;
-      }
-    }
+    ForEachSubgraph(node, [&](const onnx::GraphProto& g) { found = found || GraphHasVariants(g); });
+    if (found) return true;
   }
   return false;
 }

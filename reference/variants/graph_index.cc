@@ -114,10 +114,7 @@ void WalkOuterReads(const onnx::GraphProto& graph, const Scope* parent, OuterRea
   };
   for (const auto& node : graph.node()) {
     for (const auto& in : node.input()) read(in);
-    for (const auto& attr : node.attribute()) {
-      if (attr.has_g()) WalkOuterReads(attr.g(), &scope, sink);
-      for (const auto& g : attr.graphs()) WalkOuterReads(g, &scope, sink);
-    }
+    ForEachSubgraph(node, [&](const onnx::GraphProto& g) { WalkOuterReads(g, &scope, sink); });
   }
   for (const auto& o : graph.output()) read(o.name());
   if (sink.entry_reads) {
@@ -130,10 +127,7 @@ void WalkOuterReads(const onnx::GraphProto& graph, const Scope* parent, OuterRea
 }
 
 bool HasGraphAttribute(const onnx::NodeProto& node) {
-  for (const auto& attr : node.attribute()) {
-    if (attr.has_g() || attr.graphs_size() > 0) return true;
-  }
-  return false;
+  return std::any_of(node.attribute().begin(), node.attribute().end(), HoldsGraphs);
 }
 
 }  // namespace
@@ -203,10 +197,7 @@ GraphIndex::GraphIndex(const onnx::GraphProto& graph, const GraphIndex* parent) 
       OuterReadSink sink;
       sink.reads = &outer;
       sink.entry_reads = &entry_reads;
-      for (const auto& attr : node.attribute()) {
-        if (attr.has_g()) WalkOuterReads(attr.g(), nullptr, sink);
-        for (const auto& g : attr.graphs()) WalkOuterReads(g, nullptr, sink);
-      }
+      ForEachSubgraph(node, [&](const onnx::GraphProto& g) { WalkOuterReads(g, nullptr, sink); });
       // Each value once per node: one the node reads explicitly is not added again.
       const auto first = static_cast<std::ptrdiff_t>(read_begin_.back());
       const auto explicit_end = static_cast<std::ptrdiff_t>(reads_.size());

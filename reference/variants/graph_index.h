@@ -64,6 +64,18 @@ class NameTable {
 // ids, graph paths and messages name a node (the one definition all use).
 std::string NodeLabel(const onnx::NodeProto& node, int position);
 
+inline bool HoldsGraphs(const onnx::AttributeProto& attr) { return attr.has_g() || attr.graphs_size() > 0; }
+
+// Calls fn(graph) for every graph the attributes of `node` hold, in
+// attribute order (`g`, then `graphs` in order).
+template <typename Fn>
+void ForEachSubgraph(const onnx::NodeProto& node, Fn&& fn) {
+  for (const auto& attr : node.attribute()) {
+    if (attr.has_g()) fn(attr.g());
+    for (const auto& g : attr.graphs()) fn(g);
+  }
+}
+
 class GraphIndex {
  public:
   // `parent` is the index of the graph whose node holds `graph` (null for

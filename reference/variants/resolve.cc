@@ -110,10 +110,7 @@ void CollectNames(const onnx::GraphProto& graph, std::unordered_set<std::string>
   for (const auto& node : graph.node()) {
     names->insert(node.input().begin(), node.input().end());
     names->insert(node.output().begin(), node.output().end());
-    for (const auto& attr : node.attribute()) {
-      if (attr.has_g()) CollectNames(attr.g(), names);
-      for (const auto& g : attr.graphs()) CollectNames(g, names);
-    }
+    ForEachSubgraph(node, [&](const onnx::GraphProto& g) { CollectNames(g, names); });
   }
 }
 
@@ -131,7 +128,6 @@ struct GraphEdits {
   std::vector<int> gone_initializers, gone_value_infos;  // positions, ascending
 };
 
-bool HasGraphs(const onnx::AttributeProto& attr) { return attr.has_g() || attr.graphs_size() > 0; }
 
 class Resolver {
  public:
@@ -313,7 +309,7 @@ class Resolver {
       onnx::NodeProto& node = *graph.mutable_node(n);
       const bool kept = !plan || plan->keeps(n);
       for (auto& attr : *node.mutable_attribute()) {
-        if (!HasGraphs(attr)) continue;
+        if (!HoldsGraphs(attr)) continue;
         if (kept) {
           if (attr.has_g()) PARITY_RETURN_IF_ERROR(ResolveGraph(*attr.mutable_g()));
           for (auto& g : *attr.mutable_graphs()) PARITY_RETURN_IF_ERROR(ResolveGraph(g));
@@ -343,11 +339,12 @@ class Resolver {
             StrCat("inside node '", label, "', which ", Entry(replaced_by).id, " replaced");
       }
     }
+    Status marked;
     for (const auto& node : original.node()) {
-      for (const auto& attr : node.attribute()) {
-        if (attr.has_g()) PARITY_RETURN_IF_ERROR(MarkInside(attr.g(), label, replaced_by));
-        for (const auto& g : attr.graphs()) PARITY_RETURN_IF_ERROR(MarkInside(g, label, replaced_by));
-      }
+      ForEachSubgraph(node, [&](const onnx::GraphProto& g) {
+        if (marked.ok()) marked = MarkInside(g, label, replaced_by);
+      });
+      if (!marked.ok()) return marked;
     }
     return Status::Ok();
   }

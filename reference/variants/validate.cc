@@ -19,12 +19,9 @@ bool BuildIndexes(const onnx::GraphProto& graph, ModelAnalysis& analysis) {
   bool any = graph.equivalent_subgraph_size() > 0;
   std::vector<std::pair<const onnx::GraphProto*, int32_t>> children;  // (graph, holding node)
   for (int32_t n = 0; n < graph.node_size(); ++n) {
-    for (const auto& attr : graph.node(n).attribute()) {
-      if (attr.has_g() && BuildIndexes(attr.g(), analysis)) children.emplace_back(&attr.g(), n);
-      for (const auto& g : attr.graphs()) {
-        if (BuildIndexes(g, analysis)) children.emplace_back(&g, n);
-      }
-    }
+    ForEachSubgraph(graph.node(n), [&](const onnx::GraphProto& g) {
+      if (BuildIndexes(g, analysis)) children.emplace_back(&g, n);
+    });
   }
   if (!any && children.empty()) return false;
   auto index = std::make_unique<GraphIndex>(graph);
