@@ -161,9 +161,6 @@ void WorkerProcess::Kill() {
 
 StatusOr<protocol::Response> WorkerProcess::Call(const protocol::Request& request, int64_t deadline_ms) {
   if (pid_ <= 0) return Status(StatusCode::kUnavailable, "the worker is not running");
-  std::error_code ec;
-  log_offset_ = launch_.log_path.empty() ? 0 : static_cast<int64_t>(fs::file_size(launch_.log_path, ec));
-  if (ec) log_offset_ = 0;
   if (Status sent = protocol::WriteFrame(to_worker_, request); !sent.ok()) {
     // Too large to send: nothing was written, the worker is untouched.
     if (sent.code() == StatusCode::kResourceExhausted) return sent;
@@ -211,6 +208,11 @@ StatusOr<protocol::Response> WorkerProcess::Call(const protocol::Request& reques
     if (read.code() == StatusCode::kDeadlineExceeded) return read;
     return IoError("the worker broke the protocol: ", read.message());
   }
+  // What the worker logs from here on belongs to whatever comes next: the
+  // next call, or its end while idle, which a later description must show.
+  std::error_code ec;
+  const uintmax_t log_size = launch_.log_path.empty() ? 0 : fs::file_size(launch_.log_path, ec);
+  if (!ec) log_offset_ = static_cast<int64_t>(log_size);
   return response;
 }
 

@@ -70,7 +70,7 @@ class WorkerProcess {
   int wait_status_ = 0;
   bool reaped_ = false;
   bool killed_by_harness_ = false;  // Kill() sent the SIGKILL (else it ended by itself)
-  int64_t log_offset_ = 0;  // size of the log when the current call began
+  int64_t log_offset_ = 0;  // size of the log when the last answer arrived
 };
 
 }  // namespace parity
