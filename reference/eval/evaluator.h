@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "reference/aliasing/aliasing.h"
 #include "reference/eval/function_library.h"
 #include "reference/eval/registry.h"
 #include "reference/model/loader.h"
@@ -34,6 +35,20 @@ struct EvalOptions {
   // expansion is). Lets tests check each body against its direct kernel
   // (function_bodies_test.cc) and lets a user run the spec's definitions.
   bool prefer_function_bodies = false;
+  // In-place mode (spec/aliasing.md): each alias listed really shares its
+  // input's buffer. The writer of the output writes into the tensor passed
+  // for that input (region kScatter: only the rows its TensorScatter writes;
+  // kWhole: the result is copied into the buffer, whose size must match),
+  // and the output returned shares that buffer, so Run changes the caller's
+  // input tensors. A value that shared the buffer before the write (an
+  // Identity or Reshape view) is given its own copy first, so results stay
+  // the functional ones. The aliases must have passed ValidateAliases,
+  // except in the checking mode (CheckAliasSharing), whose point is to run
+  // invalid ones.
+  std::vector<Alias> in_place;
+  // With in_place: run each writer as early as its own inputs allow, the
+  // order that exposes a read of the aliased input after the write.
+  bool writers_first = false;
 };
 
 class Evaluator {

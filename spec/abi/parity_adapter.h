@@ -24,7 +24,10 @@
  *
  * Versioning: PARITY_ABI_VERSION rises when a slot is added at the end of
  * parity_adapter_api (struct_size grows with it) or a meaning changes. A host
- * uses a slot only when struct_size covers it and the slot is non-null. */
+ * uses a slot only when struct_size covers it and the slot is non-null.
+ * Version 2 added bind_state and read_state (stateful sessions, aliasing:
+ * spec/aliasing.md); a version 1 table is still served, its state carried by
+ * the host. */
 #ifndef PARITY_ADAPTER_H_
 #define PARITY_ADAPTER_H_
 
@@ -35,7 +38,7 @@
 extern "C" {
 #endif
 
-#define PARITY_ABI_VERSION 1u
+#define PARITY_ABI_VERSION 2u
 #define PARITY_ADAPTER_QUERY_SYMBOL "parity_adapter_query"
 
 #if defined(_WIN32)
@@ -138,6 +141,13 @@ typedef struct parity_session_report {
   const parity_node_placement* nodes;
 } parity_session_report;
 
+/* One value a stateful session keeps from run to run: after each run, the
+ * graph output `output` becomes the graph input `input` of the next run. */
+typedef struct parity_state_binding {
+  const char* output;
+  const char* input;
+} parity_state_binding;
+
 typedef struct parity_adapter_api {
   uint32_t abi_version; /* PARITY_ABI_VERSION the adapter was built with */
   uint32_t struct_size; /* sizeof(parity_adapter_api) as the adapter saw it */
@@ -164,6 +174,28 @@ typedef struct parity_adapter_api {
                         const parity_value** outputs, size_t* output_count);
 
   void (*release_session)(parity_session* session);
+
+  /* --- ABI version 2 (both optional: NULL, or a table too short to hold
+   * them, and the host keeps the state itself, passing each kept output back
+   * in as an input of the next run). */
+
+  /* Makes the session stateful, before its first run; called at most once.
+   * The first run gets every input, as before. After each run the session
+   * keeps each binding's output as that binding's input; later runs leave
+   * the bound inputs out (an input passed anyway replaces the kept value),
+   * and `run` returns only the outputs that are not bound, in graph order,
+   * so that no cache is serialized at every step. An adapter that declares
+   * honours_aliasing keeps them in place where the model's annotations say
+   * it may (spec/aliasing.md); the values must be the functional ones
+   * either way. Fails with INVALID_ARGUMENT naming a binding whose output or
+   * input the graph does not have, or an input bound twice. */
+  parity_status* (*bind_state)(parity_session* session, const parity_state_binding* bindings, size_t count);
+
+  /* The value a bound input holds now (after a run: that run's bound output),
+   * serialized as run's outputs are, named after the input. Valid until the
+   * next run or the release of the session. Fails with INVALID_ARGUMENT for
+   * an input that is not bound, or before the first run. */
+  parity_status* (*read_state)(parity_session* session, const char* input, parity_value* value);
 } parity_adapter_api;
 
 /* The one exported symbol. `host_abi_version` is the host's PARITY_ABI_VERSION;
