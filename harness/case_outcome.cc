@@ -14,7 +14,9 @@ bool CompareDataSet(const DataSet& set, const std::vector<Value>& actual, const 
   r.outputs = nlohmann::json::array();
   for (size_t k = 0; k < set.outputs.size(); ++k) {
     const Value& expected = set.outputs[k];
-    const std::string name = k < output_names.size() ? output_names[k] : StrCat("#", k);
+    // A stateful step may compare some outputs only: name them by their graph index.
+    const size_t index = k < set.output_index.size() ? static_cast<size_t>(set.output_index[k]) : k;
+    const std::string name = index < output_names.size() ? output_names[index] : StrCat("#", index);
     const DataType dtype = expected.is_tensor() ? expected.tensor().dtype() : DataType::kUndefined;
     Tolerance tol = policy.For(r.op, dtype, facts, adapter);
     if (info.meta.contains("tolerance")) {
@@ -28,7 +30,7 @@ bool CompareDataSet(const DataSet& set, const std::vector<Value>& actual, const 
     }
     OutputComparison cmp = CompareValues(expected, actual[k], tol);
     nlohmann::json out = ToJson(cmp.stats);
-    out["index"] = k;
+    out["index"] = index;
     out["name"] = name;
     out["verdict"] = CompareVerdictName(cmp.verdict);
     if (facts.reduced_length != 1 || facts.inner_dim != 1) {
@@ -39,10 +41,10 @@ bool CompareDataSet(const DataSet& set, const std::vector<Value>& actual, const 
     if (cmp.verdict == CompareVerdict::kMismatch) {
       if (r.state != CaseState::kFail) r.message.clear();
       r.state = CaseState::kFail;
-      if (r.message.empty()) r.message = StrCat("output ", k, " '", name, "': ", cmp.message);
+      if (r.message.empty()) r.message = StrCat("output ", index, " '", name, "': ", cmp.message);
     } else if (cmp.verdict == CompareVerdict::kMistrusted && r.state == CaseState::kPass) {
       r.state = CaseState::kMistrusted;
-      r.message = StrCat("output ", k, " '", name, "': ", cmp.message);
+      r.message = StrCat("output ", index, " '", name, "': ", cmp.message);
     }
   }
   return r.state != CaseState::kFail;

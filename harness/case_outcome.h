@@ -17,7 +17,8 @@ namespace parity {
 // Compares one data set; records per-output statistics in r.outputs
 // (replacing those of an earlier data set) and moves r.state from PASS to
 // FAIL, MISTRUSTED or ERROR (a bad tolerance override in case.json) as due.
-// `output_names` are the graph's output names, for messages. `facts` are the
+// `output_names` are the graph's output names, for messages; `actual[k]` is
+// the value of set.outputs[k], graph output set.output_index[k]. `facts` are the
 // data set's shape facts (harness/shape_facts.h), which the policy's formulas
 // scale with; each output's journal entry records them as "shape_facts" when
 // they are not both 1. Returns false when the case is decided and later data

@@ -59,6 +59,92 @@ Status ReadCaseMeta(CaseInfo& info) {
   return Status::Ok();
 }
 
+bool IsStateful(const CaseInfo& info) { return info.meta.is_object() && info.meta.contains("steps"); }
+
+StatusOr<std::vector<StateCarry>> ReadStepCarries(const CaseInfo& info, const onnx::GraphProto& graph) {
+  std::vector<StateCarry> carries;
+  if (!IsStateful(info)) return carries;
+  const std::string where = StrCat("case '", info.name, "': case.json \"steps\"");
+  const nlohmann::json& steps = info.meta["steps"];
+  if (!steps.is_object()) return InvalidArgument(where, " must be an object, e.g. {\"carry\": [...]}");
+  for (const auto& [key, value] : steps.items()) {
+    if (key != "carry") return InvalidArgument(where, " has the unknown key '", key, "' (only \"carry\" is known)");
+  }
+  if (!steps.contains("carry")) return carries;
+  if (!steps["carry"].is_array()) return InvalidArgument(where, ".carry must be an array of {\"output\", \"input\"}");
+  auto index_of = [](const auto& values, const std::string& name) {
+    for (int k = 0; k < values.size(); ++k) {
+      if (values[k].name() == name) return k;
+    }
+    return -1;
+  };
+  for (size_t i = 0; i < steps["carry"].size(); ++i) {
+    const nlohmann::json& entry = steps["carry"][i];
+    const std::string at = StrCat(where, ".carry[", i, "]");
+    if (!entry.is_object() || !entry.contains("output") || !entry["output"].is_string() || !entry.contains("input") ||
+        !entry["input"].is_string() || entry.size() != 2) {
+      return InvalidArgument(at, " must be {\"output\": NAME, \"input\": NAME}, got ", entry.dump());
+    }
+    StateCarry carry;
+    carry.output = entry["output"].get<std::string>();
+    carry.input = entry["input"].get<std::string>();
+    carry.output_index = index_of(graph.output(), carry.output);
+    carry.input_index = index_of(graph.input(), carry.input);
+    if (carry.output_index < 0) return InvalidArgument(at, ": '", carry.output, "' is not an output of the graph");
+    if (carry.input_index < 0) return InvalidArgument(at, ": '", carry.input, "' is not an input of the graph");
+    for (const StateCarry& earlier : carries) {
+      if (earlier.input == carry.input) {
+        return InvalidArgument(at, ": input '", carry.input, "' is carried twice (from '", earlier.output, "' and '",
+                               carry.output, "')");
+      }
+    }
+    carries.push_back(std::move(carry));
+  }
+  return carries;
+}
+
+namespace {
+
+// Empty when `a` and `b` hold the same value bit for bit, else what differs.
+std::string BitDifference(const Value& a, const Value& b) {
+  if (a.kind() != b.kind()) return "one is a tensor, sequence or optional and the other is not";
+  if (a.is_sequence()) {
+    if (a.sequence().size() != b.sequence().size()) {
+      return StrCat("sequence lengths ", a.sequence().size(), " and ", b.sequence().size());
+    }
+    for (size_t i = 0; i < a.sequence().size(); ++i) {
+      if (std::string d = BitDifference(a.sequence()[i], b.sequence()[i]); !d.empty()) {
+        return StrCat("sequence element ", i, ": ", d);
+      }
+    }
+    return "";
+  }
+  if (a.is_optional()) {
+    if (a.has_element() != b.has_element()) return "one optional is empty and the other is not";
+    return a.has_element() ? BitDifference(a.element(), b.element()) : "";
+  }
+  const Tensor& x = a.tensor();
+  const Tensor& y = b.tensor();
+  if (x.dtype() != y.dtype()) return StrCat("types ", DataTypeName(x.dtype()), " and ", DataTypeName(y.dtype()));
+  if (x.shape() != y.shape()) return StrCat("shapes ", x.Description(), " and ", y.Description());
+  if (x.dtype() == DataType::kString) {
+    for (size_t i = 0; i < x.strings().size(); ++i) {
+      if (x.strings()[i] != y.strings()[i]) return StrCat("first difference at element ", i);
+    }
+    return "";
+  }
+  const size_t width = std::max<size_t>(1, x.size() ? x.byte_size() / static_cast<size_t>(x.size()) : 1);
+  const auto [xi, yi] = std::mismatch(x.raw_bytes(), x.raw_bytes() + x.byte_size(), y.raw_bytes());
+  if (xi == x.raw_bytes() + x.byte_size()) return "";
+  return StrCat("first difference at element ", static_cast<size_t>(xi - x.raw_bytes()) / width);
+}
+
+std::string StepFile(const fs::path& dir, const std::string& file) {
+  return (dir.filename() / file).string();
+}
+
+}  // namespace
+
 StatusOr<std::vector<DataSet>> ReadDataSets(const CaseInfo& info, const onnx::ModelProto& model, bool read_inputs) {
   std::vector<fs::path> dirs;
   std::error_code ec;
@@ -68,33 +154,87 @@ StatusOr<std::vector<DataSet>> ReadDataSets(const CaseInfo& info, const onnx::Mo
     }
   }
   if (ec) return IoError("reading '", info.dir, "': ", ec.message());
-  std::sort(dirs.begin(), dirs.end());
+  // Numeric order: test_data_set_10 is step 10, after step 9.
+  auto number = [](const fs::path& dir) {
+    const std::string tail = dir.filename().string().substr(std::string("test_data_set_").size());
+    return tail.find_first_not_of("0123456789") == std::string::npos && !tail.empty() && tail.size() < 10
+               ? std::stol(tail)
+               : -1L;
+  };
+  std::sort(dirs.begin(), dirs.end(), [&](const fs::path& a, const fs::path& b) {
+    return std::make_pair(number(a), a.string()) < std::make_pair(number(b), b.string());
+  });
   const auto& graph = model.graph();
+  const bool stateful = IsStateful(info);
+  PARITY_ASSIGN_OR_RETURN(const std::vector<StateCarry> carries, ReadStepCarries(info, graph));
+  std::vector<bool> carried_input(static_cast<size_t>(graph.input_size()), false);
+  std::vector<bool> carried_output(static_cast<size_t>(graph.output_size()), false);
+  for (const StateCarry& c : carries) {
+    carried_input[static_cast<size_t>(c.input_index)] = true;
+    carried_output[static_cast<size_t>(c.output_index)] = true;
+  }
+  if (stateful) {
+    for (size_t s = 0; s < dirs.size(); ++s) {
+      if (number(dirs[s]) != static_cast<long>(s)) {
+        return InvalidArgument("case '", info.name, "': its steps must be test_data_set_0, 1, 2... without gaps, but "
+                               "step ", s, " is ", dirs[s].filename().string());
+      }
+    }
+  }
   std::vector<DataSet> sets;
-  for (const auto& dir : dirs) {
+  for (size_t step = 0; step < dirs.size(); ++step) {
+    const fs::path& dir = dirs[step];
     DataSet set;
     set.dir = dir.string();
-    for (int k = 0; read_inputs; ++k) {
-      const fs::path file = dir / ("input_" + std::to_string(k) + ".pb");
-      if (!fs::exists(file, ec)) break;
-      if (k >= graph.input_size()) {
-        return InvalidArgument(file.string(), ": the model has only ", graph.input_size(), " inputs");
+    // A plain case stops at the first missing file; a stateful one looks at every index.
+    auto read = [&](const char* kind, int count, const auto& values, bool read_values, const std::vector<bool>& carried,
+                    bool gap_allowed_at_step, std::vector<Value>& out, std::vector<int>& index) -> Status {
+      for (int k = 0;; ++k) {
+        const fs::path file = dir / StrCat(kind, "_", k, ".pb");
+        const bool exists = fs::exists(file, ec);
+        if (k >= count) {
+          if (exists) return InvalidArgument(file.string(), ": the model has only ", count, " ", kind, "s");
+          return Status::Ok();
+        }
+        if (!exists) {
+          if (!stateful) return Status::Ok();
+          if (carried[static_cast<size_t>(k)] && gap_allowed_at_step) continue;
+          // Outputs of a plain case may simply end; a stateful case names what it lacks.
+          return InvalidArgument("case '", info.name, "': ", StepFile(dir, file.filename().string()), " (", kind, " '",
+                                 values[k].name(), "') is missing; only a carried ",
+                                 std::string(kind) == "input" ? "input's file may be left out, at steps >= 1"
+                                                              : "output's expected file may be left out");
+        }
+        index.push_back(k);
+        if (!read_values) continue;
+        StatusOr<Value> v = ReadValueFile(file.string(), values[k].type());
+        if (!v.ok()) return v.status();
+        out.push_back(std::move(v).value());
       }
-      StatusOr<Value> v = ReadValueFile(file.string(), graph.input(k).type());
-      if (!v.ok()) return v.status();
-      set.inputs.push_back(std::move(v).value());
-    }
-    for (int k = 0;; ++k) {
-      const fs::path file = dir / ("output_" + std::to_string(k) + ".pb");
-      if (!fs::exists(file, ec)) break;
-      if (k >= graph.output_size()) {
-        return InvalidArgument(file.string(), ": the model has only ", graph.output_size(), " outputs");
-      }
-      StatusOr<Value> v = ReadValueFile(file.string(), graph.output(k).type());
-      if (!v.ok()) return v.status();
-      set.outputs.push_back(std::move(v).value());
-    }
+    };
+    PARITY_RETURN_IF_ERROR(read("input", graph.input_size(), graph.input(), read_inputs, carried_input, step >= 1,
+                                set.inputs, set.input_index));
+    PARITY_RETURN_IF_ERROR(read("output", graph.output_size(), graph.output(), true, carried_output, true, set.outputs,
+                                set.output_index));
     sets.push_back(std::move(set));
+  }
+  // Each carried input file must hold what the step before computed.
+  for (size_t step = 1; step < sets.size(); ++step) {
+    for (const StateCarry& c : carries) {
+      const fs::path in_file = fs::path(sets[step].dir) / StrCat("input_", c.input_index, ".pb");
+      const auto& previous = sets[step - 1].output_index;
+      const auto at = std::find(previous.begin(), previous.end(), c.output_index);
+      if (at == previous.end() || !fs::exists(in_file, ec)) continue;
+      PARITY_ASSIGN_OR_RETURN(Value carried_in, ReadValueFile(in_file.string(), graph.input(c.input_index).type()));
+      const Value& computed = sets[step - 1].outputs[static_cast<size_t>(at - previous.begin())];
+      if (std::string d = BitDifference(carried_in, computed); !d.empty()) {
+        return InvalidArgument("case is inconsistent: case '", info.name, "': ",
+                               StepFile(in_file.parent_path(), in_file.filename().string()), " (input '", c.input,
+                               "') differs from ",
+                               StepFile(sets[step - 1].dir, StrCat("output_", c.output_index, ".pb")), " (output '",
+                               c.output, "'), the value it carries into step ", step, ": ", d);
+      }
+    }
   }
   return sets;
 }

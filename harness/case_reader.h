@@ -1,7 +1,9 @@
 // Reading conformance cases in the ONNX backend-test layout:
 //   <case>/model.onnx
 //   <case>/test_data_set_N/input_K.pb, output_K.pb
-//   <case>/case.json   (optional metadata: tags, tolerance override, ...)
+//   <case>/case.json   (optional metadata: tags, tolerance override, steps, ...)
+// A stateful case (case.json "steps") runs its data sets as the steps of one
+// session, in order, carrying outputs into the next step's inputs.
 #pragma once
 
 #include <string>
@@ -18,6 +20,21 @@ struct DataSet {
   std::string dir;
   std::vector<Value> inputs;
   std::vector<Value> outputs;  // expected
+  // The graph input / output index of each file present, in order: 0, 1, 2...
+  // except in a stateful case, where a carried value's file may be absent.
+  // input_index is filled even when the inputs themselves are not read.
+  std::vector<int> input_index;
+  std::vector<int> output_index;
+};
+
+// One value a stateful case keeps between steps: after step k, graph output
+// `output` is graph input `input` of step k+1 (case.json
+// "steps": {"carry": [{"output", "input"}, ...]}).
+struct StateCarry {
+  std::string output;
+  std::string input;
+  int output_index = -1;  // in the graph's outputs
+  int input_index = -1;   // in the graph's inputs
 };
 
 struct CaseInfo {
@@ -34,9 +51,27 @@ StatusOr<std::vector<CaseInfo>> DiscoverCases(const std::vector<std::string>& ro
 // Loads case.json (if any) into info.meta; an unparsable file is an error.
 Status ReadCaseMeta(CaseInfo& info);
 
-// Reads the data sets of a case against the model's declared input and
-// output types; without `read_inputs`, only the expected outputs (a worker
+// Whether case.json makes the case stateful (it has "steps").
+bool IsStateful(const CaseInfo& info);
+
+// The carried values of case.json "steps" (empty when the case has none):
+// "steps" must be an object whose "carry" (optional) is an array of
+// {"output", "input"} strings naming a graph output and a graph input, no
+// input twice. Errors name the case and the bad entry.
+StatusOr<std::vector<StateCarry>> ReadStepCarries(const CaseInfo& info, const onnx::GraphProto& graph);
+
+// Reads the data sets of a case, in order, against the model's declared input
+// and output types; without `read_inputs`, only the expected outputs (a worker
 // gets the input files' bytes as they are).
+//
+// A plain case reads input_K / output_K up to the first K missing. A stateful
+// case reads every K below the graph's input / output count that exists, and
+// allows two gaps only: a carried input's file at steps >= 1 (it comes from
+// the state) and a carried output's expected file at any step (not compared
+// then); any other missing file is an error. It also checks that the steps
+// agree: where step k >= 1 holds a carried input's file and step k-1 its
+// output's file, both hold the same value bit for bit, else the error says
+// "case is inconsistent: ...".
 StatusOr<std::vector<DataSet>> ReadDataSets(const CaseInfo& info, const onnx::ModelProto& model,
                                             bool read_inputs = true);
 

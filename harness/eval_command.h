@@ -27,10 +27,15 @@ struct EvalCommandOptions {
   // Resolve each model's variant entries for these targets first
   // (spec/variants.md); unset: run the main graph, entries ignored.
   std::optional<std::vector<std::string>> variant_targets;
+  // Also run each data set through CheckAliasSharing (spec/aliasing.md,
+  // "Checking"): one line per data set says whether sharing the annotated
+  // buffers changes any output; a change makes the exit status 1.
+  bool check_aliasing = false;
 };
 
 // Returns the process exit status: 0 when no case fails the gate, 1 when
-// some do, 2 on bad arguments or an unreadable corpus.
+// some do (or, with check_aliasing, sharing changed an output or could not be
+// checked), 2 on bad arguments or an unreadable corpus.
 int RunEvalCommand(const EvalCommandOptions& options);
 
 }  // namespace parity

@@ -29,13 +29,16 @@ constexpr const char* kUsage = R"(usage:
   parity corpus malformed --out DIR
       writes models that break one rule each, which every loader must refuse cleanly
   parity eval PATH... [--out DIR] [--filter GLOB] [--expect FILE] [--jobs N] [--timeout S] [--tolerance FILE] [--quiet]
-             [--prefer-function-bodies] [--variant-targets T1,T2]
+             [--prefer-function-bodies] [--variant-targets T1,T2] [--check-aliasing]
       runs the reference evaluator in process on case folders (or folders of them);
       a run over S seconds (default 60) stops between two nodes and ends TIMEOUT.
       --prefer-function-bodies expands every operator with a body in spec/functions/
       from it even where a kernel exists, to check the bodies against the kernels.
       --variant-targets resolves each model's variant entries for those targets
-      first ("" selects none) and runs what a backend with them would run
+      first ("" selects none) and runs what a backend with them would run.
+      --check-aliasing also runs each data set with the model's aliasing annotations
+      applied in place, writers first, and prints per data set whether that changed
+      any output ("sharing changes nothing" or each difference); a change exits 1
   parity check MODEL... [--equivalence] [--tolerance FILE]
       validates models (the IR's rules and the variant entries' of spec/variants.md)
       and prints every problem found; --equivalence also runs every variant
@@ -55,12 +58,15 @@ constexpr const char* kUsage = R"(usage:
   parity run --adapter NAME|PATH [--device D] --cases DIR... [--filter GLOB] [--filter-file FILE]
              [--shard I/N] [--out DIR] [--timeout S] [--expect FILE]... [--no-fallback] [--jobs N]
              [--warm-repeats N] [--worker-memory-limit MIB] [--fresh] [--progress bar|lines|quiet]
-             [--variant-targets T1,T2]
+             [--variant-targets T1,T2] [--state-readback every|last]
       runs cases on an adapter, each in a worker process; a case over S seconds
       (default 60) is TIMEOUT, a worker that dies is CRASH and is restarted.
       --variant-targets sends these targets (preferred first; "" an empty list, which
       leaves the choice to the adapter) to every session instead of case.json's or
       those the adapter declares.
+      A stateful case (case.json "steps") runs its data sets as steps of one
+      session; --state-readback last sends its kept outputs back only at the
+      last step (default every: compared at each step).
       Results are appended to DIR/results.jsonl (default out/run) as cases end;
       the same command again resumes an interrupted run. Exit status: 0 gate
       passed, 1 gate failed, 2 bad arguments, 3 cases ended in ERROR
@@ -160,6 +166,7 @@ int RunEval(const std::vector<std::string>& args) {
     else if (a == "--timeout" && TakeValue(args, i, &v)) options.timeout_seconds = std::atof(v.c_str());
     else if (a == "--quiet") options.quiet = true;
     else if (a == "--prefer-function-bodies") options.prefer_function_bodies = true;
+    else if (a == "--check-aliasing") options.check_aliasing = true;
     else if (a == "--variant-targets" && TakeValue(args, i, &v)) options.variant_targets = parity::SplitTargets(v);
     else if (a.rfind("--", 0) == 0) return Usage("eval: unknown or incomplete option '" + a + "'");
     else options.paths.push_back(a);
@@ -209,7 +216,10 @@ int RunRun(const std::vector<std::string>& args) {
     } else if (a == "--tolerance" && TakeValue(args, i, &v)) options.tolerance = v;
     else if (a == "--no-fallback") options.no_fallback = true;
     else if (a == "--variant-targets" && TakeValue(args, i, &v)) options.variant_targets = parity::SplitTargets(v);
-    else if (a == "--fresh") options.fresh = true;
+    else if (a == "--state-readback" && TakeValue(args, i, &v)) {
+      if (v != "every" && v != "last") return Usage("run: --state-readback takes every or last");
+      options.state_readback = v;
+    } else if (a == "--fresh") options.fresh = true;
     else if ((a == "--jobs" || a == "--warm-repeats" || a == "--worker-memory-limit") && TakeValue(args, i, &v)) {
       if (!ParseNumber(v, &number) || number < 0 || number != static_cast<int64_t>(number)) {
         return Usage("run: " + a + " takes a whole number");

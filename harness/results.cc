@@ -88,6 +88,19 @@ nlohmann::json ToJson(const CaseResult& r) {
     j["load_ms_stripped_warm"] = TimingStats(r.load_ms_stripped_warm);
   }
   if (!r.load_ms_stripped_error.empty()) j["load_ms_stripped_error"] = r.load_ms_stripped_error;
+  // Only a stateful case has steps; other lines stay as they were.
+  if (!r.state_readback.empty() || !r.steps.empty()) {
+    j["state_readback"] = r.state_readback;
+    j["steps"] = nlohmann::json::array();
+    auto kb = [](const std::optional<int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+    for (const StepRecord& s : r.steps) {
+      j["steps"].push_back({{"step", s.step},
+                            {"run_ms", s.run_ms},
+                            {"run_peak_rss_kb", kb(s.run_peak_rss_kb)},
+                            {"rss_kb", kb(s.rss_kb)},
+                            {"compared", s.compared}});
+    }
+  }
   if (!r.message.empty()) j["message"] = r.message;
   if (!r.expectation.empty()) j["expectation"] = r.expectation;
   if (r.gate_failure) j["gate_failure"] = true;
@@ -139,6 +152,27 @@ StatusOr<CaseResult> CaseResultFromJson(const nlohmann::json& j) {
   r.variant_targets = names("variant_targets");
   r.variants_expected = names("variants_expected");
   if (j.contains("run_ms") && j["run_ms"].is_number()) r.run_ms = j["run_ms"].get<double>();
+  r.state_readback = text("state_readback");
+  if (j.contains("steps") && j["steps"].is_array()) {
+    for (const auto& item : j["steps"]) {
+      if (!item.is_object() || !item.contains("step") || !item["step"].is_number_integer()) {
+        return InvalidArgument("result of '", r.name, "': every entry of \"steps\" needs an integer \"step\"");
+      }
+      StepRecord s;
+      s.step = item["step"].get<int>();
+      if (item.contains("run_ms") && item["run_ms"].is_number()) s.run_ms = item["run_ms"].get<double>();
+      for (const char* key : {"run_peak_rss_kb", "rss_kb"}) {
+        if (!item.contains(key) || !item[key].is_number_integer()) continue;
+        (std::string(key) == "rss_kb" ? s.rss_kb : s.run_peak_rss_kb) = item[key].get<int64_t>();
+      }
+      if (item.contains("compared") && item["compared"].is_array()) {
+        for (const auto& name : item["compared"]) {
+          if (name.is_string()) s.compared.push_back(name.get<std::string>());
+        }
+      }
+      r.steps.push_back(std::move(s));
+    }
+  }
   r.gate_failure = j.contains("gate_failure") && j["gate_failure"].is_boolean() && j["gate_failure"].get<bool>();
   if (j.contains("outputs")) r.outputs = j["outputs"];
   if (j.contains("variants")) r.variants = j["variants"];

@@ -25,6 +25,17 @@ std::optional<CaseState> CaseStateFromName(const std::string& name);
 // expectation (XPASS); ERROR is infrastructure and never counts against it.
 bool FailsGate(CaseState state);
 
+// One step of a stateful case (a data set run on the case's one session).
+struct StepRecord {
+  int step = 0;       // the data set's number: test_data_set_<step>
+  double run_ms = 0;  // the adapter's run call, milliseconds
+  // The worker's peak resident memory during this run alone, and its
+  // resident memory after it, KiB (RunDone); unset where the worker cannot tell.
+  std::optional<int64_t> run_peak_rss_kb;
+  std::optional<int64_t> rss_kb;
+  std::vector<std::string> compared;  // the outputs compared at this step, by name
+};
+
 struct CaseResult {
   std::string name;
   std::string suite;
@@ -54,6 +65,10 @@ struct CaseResult {
   // empty when it went well. Never changes the case's state.
   std::string load_ms_stripped_error;
   nlohmann::json placement = nlohmann::json::object(); // device -> node count
+  // A stateful case (case.json "steps"): "every" or "last", which steps got
+  // the kept outputs back (spec/results.md); empty for other cases.
+  std::string state_readback;
+  std::vector<StepRecord> steps;  // the steps that ran, in order; stateful cases only
   std::string repro;  // one command that reproduces this case
   // The gate must see this case: a state that fails it, or one the
   // expectations did not foresee (set by ApplyExpectation's caller).

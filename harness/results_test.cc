@@ -1,5 +1,6 @@
-// Tests of the result line's variant fields (spec/results.md): written only
-// where they apply, read back, absent from older lines, and summarised.
+// Tests of the result line's variant and stateful fields (spec/results.md):
+// written only where they apply, read back, absent from older lines, and
+// summarised.
 #include "harness/results.h"
 
 #include <gtest/gtest.h>
@@ -107,6 +108,53 @@ TEST(ResultsTest, RatiosNeedBothTimes) {
   EXPECT_TRUE(v["cold_ratio"].is_null());  // a stripped time of 0 gives no ratio
   EXPECT_TRUE(v["warm_ratio"].is_null());
   EXPECT_TRUE(VariantLoadStats({}).is_null());
+}
+
+TEST(ResultsTest, StepsAndStateReadbackRoundTrip) {
+  CaseResult r;
+  r.name = "test_kv_cache";
+  r.suite = "aliasing";
+  r.dir = "cases/aliasing/test_kv_cache";
+  r.state = CaseState::kPass;
+  r.state_readback = "last";
+  r.steps.push_back({0, 1.5, 20480, 18000, {"logits"}});
+  r.steps.push_back({1, 1.25, std::nullopt, std::nullopt, {"logits", "present_key"}});
+  const json j = ToJson(r);
+  EXPECT_EQ(j["state_readback"], "last");
+  ASSERT_EQ(j["steps"].size(), 2u);
+  EXPECT_EQ(j["steps"][0], json({{"step", 0}, {"run_ms", 1.5}, {"run_peak_rss_kb", 20480}, {"rss_kb", 18000},
+                                 {"compared", {"logits"}}}));
+  EXPECT_TRUE(j["steps"][1]["run_peak_rss_kb"].is_null());
+
+  StatusOr<CaseResult> back = CaseResultFromJson(json::parse(DumpJson(j)));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->state_readback, "last");
+  ASSERT_EQ(back->steps.size(), 2u);
+  EXPECT_EQ(back->steps[0].run_peak_rss_kb, 20480);
+  EXPECT_EQ(back->steps[0].rss_kb, 18000);
+  EXPECT_FALSE(back->steps[1].rss_kb.has_value());
+  EXPECT_EQ(back->steps[1].compared, (std::vector<std::string>{"logits", "present_key"}));
+  // What `parity merge` writes is what it read.
+  EXPECT_EQ(ToJson(*back), j);
+
+  json bad = j;
+  bad["steps"][1].erase("step");
+  EXPECT_FALSE(CaseResultFromJson(bad).ok());
+}
+
+TEST(ResultsTest, PlainCasesHaveNoSteps) {
+  CaseResult r;
+  r.name = "test_abs";
+  r.suite = "onnx_node";
+  r.dir = "cases/onnx_node/test_abs";
+  r.state = CaseState::kPass;
+  const json j = ToJson(r);
+  EXPECT_FALSE(j.contains("steps"));
+  EXPECT_FALSE(j.contains("state_readback"));
+  StatusOr<CaseResult> back = CaseResultFromJson(j);
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(back->steps.empty());
+  EXPECT_TRUE(back->state_readback.empty());
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// `parity resolve`, `parity stamp` and the variant parts of `parity check`
-// (variant_commands.h).
+// `parity resolve`, `parity stamp` and `parity check` (variant_commands.h):
+// the IR's, the variants' and the aliasing rules, and the corpus gate.
 #include "harness/variant_commands.h"
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include "harness/compare.h"
 #include "harness/run/journal.h"
 #include "harness/run/variant_check.h"
+#include "reference/aliasing/aliasing.h"
 #include "reference/eval/evaluator.h"
 #include "reference/model/validator.h"
 #include "reference/variants/variants.h"
@@ -79,11 +80,14 @@ std::string CallOpType(const std::string& call) {
   return colon == std::string::npos ? call : call.substr(colon + 1);
 }
 
-// Problems of a model: the IR's rules, then the entries' (only when the IR's
-// hold, since the entry rules read the graph as a valid one).
+// Problems of a model: the IR's rules, then the entries' and the aliasing
+// annotations' (only when the IR's hold, since both read the graph as a
+// valid one).
 std::vector<Status> AllProblems(const LoadedModel& model) {
   std::vector<Status> problems = ValidateModel(model);
-  if (problems.empty()) problems = ValidateVariants(model);
+  if (!problems.empty()) return problems;
+  problems = ValidateVariants(model);
+  for (Status& p : ValidateAliases(model)) problems.push_back(std::move(p));
   return problems;
 }
 

@@ -9,6 +9,7 @@
 #include "reports/format.h"
 #include "reports/load_chart.h"
 #include "reports/matrix.h"
+#include "reports/stateful.h"
 
 namespace parity {
 namespace {
@@ -275,6 +276,33 @@ void RenderVariantLoadTimes(const std::vector<RunData>& runs, std::ostringstream
   h << "</table>";
 }
 
+void RenderStateful(const std::vector<RunData>& runs, std::ostringstream& h) {
+  const StatefulTables tables = BuildStatefulTables(runs);
+  if (tables.per_case.empty()) return;
+  h << "<h2>Stateful cases</h2><p class=\"muted\">Cases whose steps run on one session, carrying their state (a "
+       "key/value cache) from step to step. Peak is the worker's resident memory high-water mark during one step's "
+       "run.</p>";
+  auto table = [&](const char* id, const std::vector<std::string>& columns,
+                   const std::vector<std::vector<std::string>>& rows, size_t text_columns) {
+    h << "<table id=\"" << id << "\"><tr>";
+    for (const std::string& c : columns) h << "<th>" << HtmlEscape(c) << "</th>";
+    h << "</tr>";
+    for (const auto& row : rows) {
+      h << "<tr>";
+      for (size_t i = 0; i < row.size(); ++i) {
+        h << (i < text_columns ? "<td>" : "<td class=\"num\">") << HtmlEscape(row[i]) << "</td>";
+      }
+      h << "</tr>";
+    }
+    h << "</table>";
+  };
+  table("stateful", StatefulCaseColumns(), tables.per_case, 6);
+  if (!tables.side_by_side.empty()) {
+    h << "<p class=\"muted\">Side by side: the same case on two runs; B saves what run A's peak exceeds B's.</p>";
+    table("stateful-side-by-side", StatefulComparisonColumns(), tables.side_by_side, 4);
+  }
+}
+
 }  // namespace
 
 std::string RenderHtml(const std::vector<RunData>& runs, const std::string& title) {
@@ -301,6 +329,7 @@ std::string RenderHtml(const std::vector<RunData>& runs, const std::string& titl
   h << "\n";
   RenderLoadTimes(runs, h);
   RenderVariantLoadTimes(runs, h);
+  RenderStateful(runs, h);
   h << "\n</body></html>\n";
   return h.str();
 }

@@ -7,6 +7,7 @@
 
 #include "reports/format.h"
 #include "reports/matrix.h"
+#include "reports/stateful.h"
 
 namespace parity {
 namespace {
@@ -178,6 +179,34 @@ void RenderVariantLoadTimes(const std::vector<RunData>& runs, std::ostringstream
   md << "\n";
 }
 
+void RenderStateful(const std::vector<RunData>& runs, std::ostringstream& md) {
+  const StatefulTables tables = BuildStatefulTables(runs);
+  if (tables.per_case.empty()) return;
+  md << "## Stateful cases\n\nCases whose steps run on one session, carrying their state (a key/value cache) from "
+        "step to step. Peak is the worker's resident memory high-water mark during one step's run.\n\n";
+  auto table = [&](const std::vector<std::string>& columns, const std::vector<std::vector<std::string>>& rows,
+                   size_t text_columns) {
+    std::vector<std::string> header;
+    std::string rule = "|";
+    for (size_t i = 0; i < columns.size(); ++i) {
+      header.push_back(MarkdownCell(columns[i]));
+      rule += i < text_columns ? " --- |" : " ---: |";
+    }
+    md << Row(header) << rule << "\n";
+    for (const auto& row : rows) {
+      std::vector<std::string> cells;
+      for (const std::string& cell : row) cells.push_back(MarkdownCell(cell));
+      md << Row(cells);
+    }
+    md << "\n";
+  };
+  table(StatefulCaseColumns(), tables.per_case, 6);
+  if (!tables.side_by_side.empty()) {
+    md << "Side by side: the same case on two runs; B saves what run A's peak exceeds B's.\n\n";
+    table(StatefulComparisonColumns(), tables.side_by_side, 4);
+  }
+}
+
 }  // namespace
 
 std::string RenderMarkdown(const std::vector<RunData>& runs, const std::string& title) {
@@ -195,6 +224,7 @@ std::string RenderMarkdown(const std::vector<RunData>& runs, const std::string& 
   for (const RunData& run : runs) RenderFailures(run, md);
   RenderLoadTimes(runs, md);
   RenderVariantLoadTimes(runs, md);
+  RenderStateful(runs, md);
   std::vector<std::string> warnings;
   for (const RunData& run : runs) warnings.insert(warnings.end(), run.warnings.begin(), run.warnings.end());
   if (!warnings.empty()) {

@@ -154,6 +154,18 @@ FactRows RunFacts(const std::vector<RunData>& runs) {
         run.dir};
     for (size_t i = 0; i < rows.size(); ++i) rows[i].second.push_back(values[i]);
   }
+  // The adapter's declaration (summary.json adapter.honours_aliasing), shown
+  // when some run has one: older runs' reports stay as they were.
+  std::vector<std::string> aliasing;
+  bool declared = false;
+  for (const RunData& run : runs) {
+    const nlohmann::json adapter = run.summary.value("adapter", nlohmann::json());
+    const bool has =
+        adapter.is_object() && adapter.contains("honours_aliasing") && adapter["honours_aliasing"].is_boolean();
+    declared |= has;
+    aliasing.push_back(has ? (adapter["honours_aliasing"].get<bool>() ? "yes" : "no") : "–");
+  }
+  if (declared) rows.insert(rows.begin() + 2, {"honours aliasing", aliasing});
   return rows;
 }
 

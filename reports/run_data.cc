@@ -96,6 +96,15 @@ Status ParseRecord(const json& j, CaseRecord* r) {
     if (!outputs->is_array()) return InvalidArgument("field \"outputs\" is not an array");
     r->outputs = *outputs;
   }
+  if (auto steps = j.find("steps"); steps != j.end() && !steps->is_null()) {
+    if (!steps->is_array()) return InvalidArgument("field \"steps\" is not an array");
+    for (const json& step : *steps) {
+      if (!step.is_object()) return InvalidArgument("an entry of \"steps\" is not an object");
+    }
+    r->stateful = true;
+    r->steps = *steps;
+  }
+  PARITY_RETURN_IF_ERROR(TakeString(j, "state_readback", false, &r->state_readback));
   return Status::Ok();
 }
 

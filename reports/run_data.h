@@ -42,6 +42,12 @@ struct CaseRecord {
   // alone would not (a state its expectations entry did not foresee).
   bool gate_failure = false;
   nlohmann::json outputs = nlohmann::json::array();
+  // A stateful case: the line has "steps" (spec/results.md), each
+  // {"step", "run_ms", "run_peak_rss_kb", "rss_kb", "compared"}, and
+  // "state_readback" ("every" or "last").
+  bool stateful = false;
+  nlohmann::json steps = nlohmann::json::array();
+  std::string state_readback;
   int line = 0;  // 1-based line number in results.jsonl
 
   // The gate counts this case: by its state (StateFailsGate) or its line.

@@ -6,11 +6,17 @@
 // the session's case_name; the first matching entry applies. FAULT is one of
 // the names in kFaultNames below. An entry that does not parse, or names an
 // unknown fault, makes every create_session fail with INVALID_ARGUMENT.
+//
+// PARITY_FAULTS_ABI=1: serve a version-1 table, which ends before bind_state,
+// so that tests can check that the worker carries a stateful session's
+// values itself for an adapter that cannot.
 #include <fnmatch.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
@@ -39,6 +45,11 @@ enum class Fault {
   // stripped twin, which the harness creates after the outputs are compared):
   kHangStripped,  // sleep forever in create_session
   kFailStripped,  // create_session fails with INTERNAL
+  // Stateful sessions: at the start of the third run (after the second run's
+  // state was read back), one element of the first kept state changes, so
+  // results go wrong from the third step on. Declares honours_aliasing, as
+  // an adapter that keeps its caches in place and corrupts one would.
+  kCorruptState,
 };
 
 struct FaultName {
@@ -62,6 +73,7 @@ constexpr FaultName kFaultNames[] = {
     {"wrong_variant", Fault::kWrongVariant},
     {"hang_stripped", Fault::kHangStripped},
     {"fail_stripped", Fault::kFailStripped},
+    {"corrupt_state", Fault::kCorruptState},
 };
 
 constexpr size_t kLeakBytes = size_t{64} << 20;
@@ -171,11 +183,32 @@ parity::Status FillWithNoise(ReferenceSession::Output& out, std::mt19937_64& ran
   return parity::Status::Ok();
 }
 
+// Changes element 0 of the value kept for `input` so that no tolerance
+// can hide it: a number becomes v + 1 + 2|v| (never v again, in any
+// rounding), a bool flips, a string gains a character.
+parity::Status CorruptState(ReferenceSession& reference, const std::string& input) {
+  parity::Value* kept = reference.kept_state(input);
+  if (!kept || !kept->is_tensor()) return parity::Status::Ok();  // nothing this fault can alter
+  parity::Tensor& tensor = kept->mutable_tensor();
+  if (tensor.size() == 0) return parity::Status::Ok();
+  if (tensor.dtype() == parity::DataType::kString) {
+    tensor.mutable_strings()[0] += "!";
+  } else if (tensor.dtype() == parity::DataType::kBool) {
+    tensor.SetInt64(0, tensor.GetInt64(0) == 0 ? 1 : 0);
+  } else {
+    const double v = tensor.GetDouble(0);
+    tensor.SetDouble(0, std::isfinite(v) ? v + 1 + 2 * std::fabs(v) : 1.0, /*saturate=*/true);
+  }
+  std::fprintf(stderr, "fault injection: changed element 0 of the state kept for '%s'\n", input.c_str());
+  return parity::Status::Ok();
+}
+
 }  // namespace
 
 struct parity_session {
   std::unique_ptr<ReferenceSession> reference;
   Fault fault = Fault::kNone;
+  std::string first_bound_input;  // the state corrupt_state alters
 };
 
 namespace {
@@ -187,7 +220,7 @@ using parity::adapters::ToAbiStatus;
 const parity_device_info kDevices[] = {{"cpu", "cpu", "the reference evaluator with injected faults (tests only)"}};
 const parity_adapter_info kInfo = {"fault_injection", "1", "onnx-parity-reference", 1, kDevices};
 const char* const kOperators[] = {"ai.onnx:*", "ai.onnx.ml:*", "com.microsoft:*"};
-const parity_capabilities kCapabilities = {
+const parity_capabilities kFunctionalCapabilities = {
     .operator_count = 3,
     .operators = kOperators,
     .data_type_count = 0,  // every data type
@@ -204,8 +237,21 @@ parity_status* GetInfo(const parity_adapter_info** info) {
   return nullptr;
 }
 
+// The same, declaring honours_aliasing: for PARITY_FAULTS that name corrupt_state.
+parity_capabilities InPlaceCapabilities() {
+  parity_capabilities caps = kFunctionalCapabilities;
+  caps.honours_aliasing = 1;
+  return caps;
+}
+
 parity_status* GetCapabilities(const char* device, const parity_capabilities** capabilities) {
-  *capabilities = &kCapabilities;
+  static const parity_capabilities kInPlace = InPlaceCapabilities();
+  // Capabilities are per device, not per case: any rule naming the fault declares it.
+  const auto rules = ParseFaults(std::getenv("PARITY_FAULTS"));
+  const bool corrupts = rules.ok() && std::any_of(rules->begin(), rules->end(), [](const FaultRule& rule) {
+    return rule.fault == Fault::kCorruptState;
+  });
+  *capabilities = corrupts ? &kInPlace : &kFunctionalCapabilities;
   return nullptr;
 }
 
@@ -233,7 +279,7 @@ parity_status* CreateSession(const void* model, size_t model_size, const parity_
       if (fault == Fault::kHangStripped) SleepForever();
       return MakeStatus(PARITY_STATUS_INTERNAL, "fault injection: an injected error creating a model without entries");
     }
-    auto* s = new parity_session{std::move(created).value(), fault};
+    auto* s = new parity_session{std::move(created).value(), fault, ""};
     if (fault == Fault::kFellBack) s->reference->PlaceNode(0, "cpu-fallback");
     if (fault == Fault::kWrongVariant && !s->reference->variant_decisions().empty()) {
       const parity::EntryDecision& first = s->reference->variant_decisions().front();
@@ -257,6 +303,9 @@ parity_status* Run(parity_session* session, const parity_value* inputs, size_t i
       default: break;
     }
     ReferenceSession& reference = *session->reference;
+    if (session->fault == Fault::kCorruptState && reference.stateful() && reference.runs() == 2) {
+      if (parity_status* failed = ToAbiStatus(CorruptState(reference, session->first_bound_input))) return failed;
+    }
     if (parity_status* failed = ToAbiStatus(reference.Run(inputs, input_count))) return failed;
     if (session->fault == Fault::kWrongShape || session->fault == Fault::kGarbage) {
       std::mt19937_64 random(0x5eed);  // the same garbage on every run
@@ -278,6 +327,18 @@ parity_status* Run(parity_session* session, const parity_value* inputs, size_t i
 
 void ReleaseSession(parity_session* session) { delete session; }
 
+parity_status* BindState(parity_session* session, const parity_state_binding* bindings, size_t count) {
+  return Guarded("bind_state", [&]() -> parity_status* {
+    if (parity_status* failed = ToAbiStatus(session->reference->BindState(bindings, count))) return failed;
+    if (count > 0 && bindings[0].input) session->first_bound_input = bindings[0].input;
+    return nullptr;
+  });
+}
+
+parity_status* ReadState(parity_session* session, const char* input, parity_value* value) {
+  return Guarded("read_state", [&]() { return ToAbiStatus(session->reference->ReadState(input, value)); });
+}
+
 const parity_adapter_api kApi = {
     .abi_version = PARITY_ABI_VERSION,
     .struct_size = sizeof(parity_adapter_api),
@@ -289,10 +350,27 @@ const parity_adapter_api kApi = {
     .create_session = CreateSession,
     .run = Run,
     .release_session = ReleaseSession,
+    .bind_state = BindState,
+    .read_state = ReadState,
 };
+
+// kApi as an adapter built against ABI version 1 would have it: the table
+// ends before bind_state, so a host must not read those slots.
+parity_adapter_api VersionOneApi() {
+  parity_adapter_api api = kApi;
+  api.abi_version = 1;
+  api.struct_size = offsetof(parity_adapter_api, bind_state);
+  // Poisoned: a host that reads past struct_size calls these and crashes.
+  api.bind_state = reinterpret_cast<decltype(api.bind_state)>(uintptr_t{1});
+  api.read_state = reinterpret_cast<decltype(api.read_state)>(uintptr_t{1});
+  return api;
+}
 
 }  // namespace
 
 extern "C" PARITY_ADAPTER_EXPORT const parity_adapter_api* parity_adapter_query(uint32_t host_abi_version) {
-  return host_abi_version >= 1 ? &kApi : nullptr;
+  static const parity_adapter_api kVersionOne = VersionOneApi();
+  if (host_abi_version < 1) return nullptr;
+  const char* abi = std::getenv("PARITY_FAULTS_ABI");
+  return abi && std::strcmp(abi, "1") == 0 ? &kVersionOne : &kApi;
 }

@@ -16,9 +16,11 @@
 #include <utility>
 #include <vector>
 
+#include "reference/aliasing/aliasing.h"
 #include "reference/eval/evaluator.h"
 #include "reference/model/loader.h"
 #include "reference/model/tensor_io.h"
+#include "reference/model/validator.h"
 #include "reference/variants/variants.h"
 #include "spec/abi/parity_adapter.h"
 
@@ -95,8 +97,15 @@ inline const char* const kReferenceVariantTargets[] = {kReferenceTarget, kPortab
 // One model on the reference evaluator, on the device "cpu". A model with
 // variant entries is resolved for the options' targets (or, when they list
 // none, kReferenceVariantTargets) and the resolved model is what runs.
-// Ownership: outputs and the report point into the session, valid until the
-// next Run (outputs) or the session's destruction (both).
+//
+// Stateful sessions (BindState, ABI v2): the session keeps each bound
+// output, as a Value, for the bound input of the next run, so no cache is
+// serialized between steps (ReadState serializes on demand). In in-place
+// mode, the model's aliasing annotations whose (output, input) pair is a
+// binding are passed to the evaluator (EvalOptions::in_place), which writes
+// the kept tensor's buffer in place; otherwise every run makes fresh buffers.
+// Ownership: outputs, read states and the report point into the session,
+// valid until the next Run (outputs, states) or the session's destruction.
 class ReferenceSession {
  public:
   // One output of the last run, serialized; callers that alter the bytes
@@ -107,8 +116,12 @@ class ReferenceSession {
     std::string bytes;
   };
 
+  // `in_place`: honour the model's aliasing annotations for the state
+  // bindings; annotations that break a rule of spec/aliasing.md then fail
+  // creation (kInvalidModel, the message starting with the rule's id).
   static StatusOr<std::unique_ptr<ReferenceSession>> Create(const void* model, size_t model_size,
-                                                            const parity_session_options* options) {
+                                                            const parity_session_options* options,
+                                                            bool in_place = false) {
     const char* device = options && options->device ? options->device : "";
     if (*device != '\0' && std::strcmp(device, "cpu") != 0) {
       return Status(StatusCode::kUnavailable, StrCat("device '", device, "' is absent: the reference runs on 'cpu'"));
@@ -128,14 +141,110 @@ class ReferenceSession {
       if (targets.empty()) targets.assign(std::begin(kReferenceVariantTargets), std::end(kReferenceVariantTargets));
       PARITY_ASSIGN_OR_RETURN(loaded, Resolve(loaded, targets, &decisions));
     }
+    std::vector<Alias> aliases;
+    if (in_place && HasAliases(*loaded.proto)) {
+      // ValidAliases assumes a model that passed the IR's rules.
+      if (std::vector<Status> problems = ValidateModel(loaded); !problems.empty()) return problems.front();
+      PARITY_ASSIGN_OR_RETURN(aliases, ValidAliases(loaded));
+    }
     PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> evaluator, Evaluator::Create(std::move(loaded)));
     std::unique_ptr<ReferenceSession> session(new ReferenceSession(std::move(evaluator)));
+    session->in_place_ = in_place;
+    session->aliases_ = std::move(aliases);
     session->BuildReport(std::move(decisions));
     return session;
   }
 
+  // Makes the session stateful (parity_adapter_api::bind_state): once, before
+  // the first run; every binding names a graph output and a graph input, and
+  // no input twice.
+  Status BindState(const parity_state_binding* bindings, size_t count) {
+    const onnx::GraphProto& graph = evaluator_->model().proto->graph();
+    const std::string& model_name = evaluator_->model().name;
+    if (stateful_) return InvalidArgument(model_name, ": bind_state may be called once only");
+    if (runs_ > 0) return InvalidArgument(model_name, ": bind_state must come before the first run");
+    if (count > 0 && !bindings) {
+      return InvalidArgument(model_name, ": bind_state got ", count, " bindings but no array");
+    }
+    std::vector<Binding> bound;
+    for (size_t i = 0; i < count; ++i) {
+      const std::string output = bindings[i].output ? bindings[i].output : "";
+      const std::string input = bindings[i].input ? bindings[i].input : "";
+      Binding b{output, input, IndexOf(graph.output(), output), IndexOf(graph.input(), input)};
+      if (b.output_index < 0) {
+        return InvalidArgument(model_name, ": binding '", output, "'->'", input, "' names '", output,
+                               "', which is not an output of the graph");
+      }
+      if (b.input_index < 0) {
+        return InvalidArgument(model_name, ": binding '", output, "'->'", input, "' names '", input,
+                               "', which is not an input of the graph");
+      }
+      for (const Binding& earlier : bound) {
+        if (earlier.input_index == b.input_index) {
+          return InvalidArgument(model_name, ": input '", input, "' is bound twice ('", earlier.output, "' and '",
+                                 output, "')");
+        }
+      }
+      bound.push_back(std::move(b));
+    }
+    if (in_place_) {
+      // Only an annotation that is also a binding shares a buffer: the kept
+      // tensor is the aliased input's buffer, owned by this session.
+      std::vector<Alias> shared;
+      for (const Alias& alias : aliases_) {
+        const bool is_binding = std::any_of(bound.begin(), bound.end(), [&](const Binding& b) {
+          return b.output == alias.output && b.input == alias.input;
+        });
+        if (is_binding) shared.push_back(alias);
+      }
+      if (!shared.empty()) {
+        const size_t applied = shared.size();
+        EvalOptions options;
+        options.in_place = std::move(shared);
+        PARITY_ASSIGN_OR_RETURN(evaluator_, Evaluator::Create(evaluator_->model(), std::move(options)));
+        in_place_aliases_ = applied;
+      }
+    }
+    bindings_ = std::move(bound);
+    stateful_ = true;
+    return Status::Ok();
+  }
+
+  // The value bound input `input` holds now, serialized and named after the
+  // input (parity_adapter_api::read_state); valid until the next run.
+  Status ReadState(const char* input, parity_value* value) {
+    const std::string& model_name = evaluator_->model().name;
+    const std::string name = input ? input : "";
+    const Value* kept = kept_state(name);
+    if (!kept) {
+      const bool bound =
+          std::any_of(bindings_.begin(), bindings_.end(), [&](const Binding& b) { return b.input == name; });
+      return InvalidArgument(model_name, ": read_state('", name, "'): ",
+                             bound ? "no run has finished yet" : "it is not a bound input of the session");
+    }
+    Output& out = read_states_[name];
+    out.name = name;
+    PARITY_RETURN_IF_ERROR(Serialize(*kept, out));
+    *value = {out.name.c_str(), out.kind, out.bytes.data(), out.bytes.size()};
+    return Status::Ok();
+  }
+
+  // The value kept for bound input `input`, or null before the first run or
+  // for an input that is not bound. Tests compare its buffer across runs;
+  // fault injection alters it.
+  Value* kept_state(const std::string& input) {
+    const auto it = state_.find(input);
+    return it == state_.end() ? nullptr : &it->second;
+  }
+  bool stateful() const { return stateful_; }
+  uint64_t runs() const { return runs_; }
+  // How many annotations the evaluator applies in place (0 when functional).
+  size_t in_place_aliases() const { return in_place_aliases_; }
+
   // Binds inputs to graph inputs by name (an input with an empty name binds
-  // by position), runs, and serializes the outputs.
+  // by position), runs, and serializes the outputs. In a stateful session a
+  // bound input left out takes the kept value, and only the unbound outputs
+  // are serialized.
   Status Run(const parity_value* inputs, size_t input_count) {
     const onnx::GraphProto& graph = evaluator_->model().proto->graph();
     const std::string& model_name = evaluator_->model().name;
@@ -162,12 +271,20 @@ class ReferenceSession {
       bound[static_cast<size_t>(index)] = std::move(value);
       last_bound = std::max(last_bound, index);
     }
+    // Kept values fill the bound inputs this run leaves out. A copy of a
+    // Value shares its buffer, which in-place mode writes on purpose.
+    for (const Binding& b : bindings_) {
+      const auto kept = state_.find(b.input);
+      if (kept == state_.end() || bound[static_cast<size_t>(b.input_index)]) continue;
+      bound[static_cast<size_t>(b.input_index)] = kept->second;
+      last_bound = std::max(last_bound, b.input_index);
+    }
     // The evaluator takes inputs in graph order; one left out before the last
     // given input takes its initializer, as it would at the end.
     std::vector<Value> ordered;
     for (int i = 0; i <= last_bound; ++i) {
       if (bound[static_cast<size_t>(i)]) {
-        ordered.push_back(*bound[static_cast<size_t>(i)]);
+        ordered.push_back(std::move(*bound[static_cast<size_t>(i)]));
         continue;
       }
       const onnx::TensorProto* initializer = FindInitializer(graph, graph.input(i).name());
@@ -178,13 +295,20 @@ class ReferenceSession {
     }
     PARITY_ASSIGN_OR_RETURN(std::vector<Value> results, evaluator_->Run(ordered));
     // Built aside, so that a failure leaves the last run's outputs intact.
-    std::vector<Output> outputs(results.size());
+    std::vector<Output> outputs;
     for (size_t i = 0; i < results.size(); ++i) {
-      outputs[i].name = graph.output(static_cast<int>(i)).name();
-      PARITY_RETURN_IF_ERROR(Serialize(results[i], outputs[i]));
+      const bool kept = std::any_of(bindings_.begin(), bindings_.end(),
+                                    [&](const Binding& b) { return b.output_index == static_cast<int>(i); });
+      if (kept) continue;
+      Output& out = outputs.emplace_back();
+      out.name = graph.output(static_cast<int>(i)).name();
+      PARITY_RETURN_IF_ERROR(Serialize(results[i], out));
     }
+    for (const Binding& b : bindings_) state_[b.input] = results[static_cast<size_t>(b.output_index)];
+    read_states_.clear();
     outputs_ = std::move(outputs);
     Publish();
+    ++runs_;
     return Status::Ok();
   }
 
@@ -256,6 +380,20 @@ class ReferenceSession {
     report_ = {variants_.size(), variants_.data(), placement_.size(), placement_.data()};
   }
 
+  // One state binding, with the positions of its output and input in the graph.
+  struct Binding {
+    std::string output, input;
+    int output_index = -1, input_index = -1;
+  };
+
+  template <typename Infos>
+  static int IndexOf(const Infos& infos, const std::string& name) {
+    for (int i = 0; i < infos.size(); ++i) {
+      if (infos.Get(i).name() == name) return i;
+    }
+    return -1;
+  }
+
   static const onnx::TensorProto* FindInitializer(const onnx::GraphProto& graph, const std::string& name) {
     for (const auto& init : graph.initializer()) {
       if (init.name() == name) return &init;
@@ -321,6 +459,14 @@ class ReferenceSession {
   }
 
   std::unique_ptr<Evaluator> evaluator_;
+  bool in_place_ = false;
+  std::vector<Alias> aliases_;  // the model's valid annotations (in-place mode only)
+  size_t in_place_aliases_ = 0;
+  bool stateful_ = false;
+  uint64_t runs_ = 0;
+  std::vector<Binding> bindings_;
+  std::unordered_map<std::string, Value> state_;            // by bound input
+  std::unordered_map<std::string, Output> read_states_;     // ReadState's bytes, by input
   std::vector<Output> outputs_;
   std::vector<parity_value> output_values_;
   std::vector<std::string> node_names_;

@@ -3,8 +3,8 @@
 // Relu and Add on float32 tensors with plain loops, declares exactly that,
 // and answers UNSUPPORTED, naming the operator, for everything else.
 //
-// Every slot of spec/abi/parity_adapter.h is implemented, in the order of
-// the table. Replace the loops in RunNode with calls into your runtime.
+// Every required slot of spec/abi/parity_adapter.h is implemented, in the
+// order of the table. Replace the loops in RunNode with calls into your runtime.
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -347,7 +347,10 @@ void ReleaseSession(parity_session* session) { delete session; }
 // ---------------------------------------------------------------------------
 // 5. The table and the one exported symbol. Slots are in the order of
 // parity_adapter_api; a slot you cannot offer may be NULL only where the
-// header says it is optional (get_capabilities).
+// header says it is optional (get_capabilities, bind_state, read_state).
+// This template leaves the two state slots NULL: in a stateful session (a
+// case with steps) the worker then passes each kept output back in as an
+// input of the next run. Fill them to keep a key/value cache on the device.
 const parity_adapter_api kApi = {
     .abi_version = PARITY_ABI_VERSION,          // the version this adapter was built with
     .struct_size = sizeof(parity_adapter_api),  // so that a newer host knows which slots exist
@@ -359,6 +362,8 @@ const parity_adapter_api kApi = {
     .create_session = CreateSession,
     .run = Run,
     .release_session = ReleaseSession,
+    .bind_state = nullptr,  // optional (ABI version 2): the worker carries the state
+    .read_state = nullptr,
 };
 
 }  // namespace

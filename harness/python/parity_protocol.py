@@ -288,8 +288,77 @@ def _log(message: str) -> None:
     print(f"parity worker: {message}", file=sys.stderr, flush=True)
 
 
+def _proc_status_kb():
+    """(VmHWM, VmRSS) in KiB from /proc/self/status; either None where unreadable."""
+    peak = rss = None
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                field, _, value = line.partition(":")
+                if field == "VmHWM":
+                    peak = int(value.split()[0])
+                elif field == "VmRSS":
+                    rss = int(value.split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    return peak, rss
+
+
+# The high-water marks seen before each reset, folded, so that _peak_rss_kb
+# stays the peak of the whole process although each run resets VmHWM.
+_peak_before_resets_kb = 0
+
+
 def _peak_rss_kb() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    # VmHWM belongs to this process image: getrusage's ru_maxrss would also
+    # count the resident size of the harness that started the worker.
+    peak, _ = _proc_status_kb()
+    if peak is None:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    return max(_peak_before_resets_kb, peak)
+
+
+def _reset_peak_rss() -> bool:
+    """Resets the resident high-water mark (VmHWM) with "5" in /proc/self/clear_refs;
+    False where the kernel does not allow it."""
+    global _peak_before_resets_kb
+    _peak_before_resets_kb = max(_peak_before_resets_kb, _proc_status_kb()[0] or 0)
+    try:
+        with open("/proc/self/clear_refs", "w") as clear_refs:
+            clear_refs.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _run_memory(peak_was_reset: bool):
+    """(VmHWM, VmRSS) after a run, in KiB: the peak is None unless it was
+    reset just before the run; either is None where unreadable."""
+    peak, rss = _proc_status_kb()
+    return (peak if peak_was_reset else None), rss
+
+
+def _as_input(value):
+    """An adapter's output as it would come in as an input: an OptionalValue
+    becomes its content (None when empty), inside sequences too."""
+    if isinstance(value, OptionalValue):
+        return _as_input(value.value)
+    if isinstance(value, list):
+        return [_as_input(item) for item in value]
+    return value
+
+
+def _describe_bindings(bindings) -> str:
+    return ", ".join(f"'{output}'->'{input}'" for output, input in bindings) or "none"
+
+
+@dataclasses.dataclass
+class _SessionState:
+    """A stateful session's bindings, in the order of the first run that named
+    them, and the values kept for the bound inputs (the adapter's own output
+    objects, never serialized between runs)."""
+    bindings: list  # of (output, input)
+    kept: dict = dataclasses.field(default_factory=dict)  # input -> value
 
 
 def _ms_since(start: float) -> float:
@@ -321,6 +390,7 @@ class Worker:
         self._info = info
         self._devices = [d if isinstance(d, Device) else Device(*d) for d in info.devices]
         self._sessions: dict = {}
+        self._states: dict = {}  # session id -> _SessionState, once a run named bindings
         self._next_session_id = 1
 
     def handle(self, request: pb.Request) -> pb.Response:
@@ -433,6 +503,40 @@ class Worker:
             raise AdapterError(INVALID_ARGUMENT, f"{doing}: no open session has id {session_id}")
         return self._sessions[session_id]
 
+    def _bind(self, request: pb.Run) -> Optional[_SessionState]:
+        """The session's state after checking this run's bindings (Run.keep):
+        the first run that names any makes the session stateful; every later
+        run names the same ones, in any order. None: a stateless run."""
+        keep = [(b.output, b.input) for b in request.keep]
+        state = self._states.get(request.session_id)
+        if not keep:
+            if state is None:
+                return None
+            raise AdapterError(INVALID_ARGUMENT, f"run: session {request.session_id} is stateful (it keeps "
+                               f"{_describe_bindings(state.bindings)}); every later run must name the same "
+                               "bindings, and this one names none")
+        for i, (output, input) in enumerate(keep):
+            if not output or not input:
+                raise AdapterError(INVALID_ARGUMENT, f"run: binding {i} ('{output}'->'{input}') must name both "
+                                   "an output and an input")
+            earlier = [o for o, n in keep[:i] if n == input]
+            if earlier:
+                raise AdapterError(INVALID_ARGUMENT, f"run: input '{input}' is bound twice ('{earlier[0]}' and "
+                                   f"'{output}'); each binding must name its own input")
+        if state is None:
+            state = self._states[request.session_id] = _SessionState(bindings=keep)
+            return state
+        dropped = [b for b in state.bindings if b not in keep]
+        added = [b for b in keep if b not in state.bindings]
+        if dropped or added:
+            difference = f"it leaves out {_describe_bindings(dropped)}" if dropped else ""
+            if added:
+                difference += f"{' and' if difference else 'it'} adds {_describe_bindings(added)}"
+            raise AdapterError(INVALID_ARGUMENT, f"run: session {request.session_id} keeps "
+                               f"{_describe_bindings(state.bindings)} and every later run must name the same "
+                               f"bindings; {difference}")
+        return state
+
     def _run(self, request: pb.Run) -> pb.Response:
         session = self._open_session("run", request.session_id)
         inputs = {}
@@ -444,15 +548,41 @@ class Worker:
                 if status.code == INTERNAL:
                     status.code = INVALID_ARGUMENT
                 return pb.Response(status=status)
+        state = self._bind(request)
+        if state is not None:
+            # Kept values feed the bound inputs this run leaves out; one sent anyway replaces it.
+            for name, kept in state.kept.items():
+                inputs.setdefault(name, kept)
+        peak_reset = _reset_peak_rss()
         try:
             start = time.perf_counter()
             outputs = self._adapter.run(session, inputs)
             run_ms = _ms_since(start)
         except Exception as error:  # noqa: BLE001
             return pb.Response(status=_error_status(error, "run"))
+        finally:
+            peak_kb, rss_kb = _run_memory(peak_reset)
         response = pb.Response()
         out = response.run
         out.run_ms = run_ms
+        if peak_kb is not None:
+            out.run_peak_rss_kb = peak_kb
+        if rss_kb is not None:
+            out.rss_kb = rss_kb
+        outputs = list(outputs)
+        if state is not None:
+            produced = dict(outputs)
+            kept = {}
+            for output, input in state.bindings:
+                if output not in produced:
+                    raise AdapterError(INVALID_ARGUMENT, f"run returned no output '{output}', which the binding "
+                                       f"'{output}'->'{input}' keeps (outputs: {', '.join(produced) or 'none'})")
+                kept[input] = _as_input(produced[output])
+            bound_outputs = {output for output, _ in state.bindings}
+            outputs = [(name, value) for name, value in outputs if name not in bound_outputs]
+            if request.return_kept:
+                outputs += [(output, produced[output]) for output, _ in state.bindings]
+            state.kept = kept
         for name, value in outputs:
             try:
                 out.outputs.append(value_to_proto(name, value))
@@ -463,6 +593,7 @@ class Worker:
     def _release_session(self, request: pb.ReleaseSession) -> pb.Response:
         session = self._open_session("release_session", request.session_id)
         del self._sessions[request.session_id]
+        self._states.pop(request.session_id, None)
         try:
             self._adapter.release(session)
         except Exception as error:  # noqa: BLE001
@@ -478,6 +609,7 @@ class Worker:
     def release_all(self) -> None:
         # Taken out of the table first, so that a failing release leaves no session behind twice.
         sessions, self._sessions = self._sessions, {}
+        self._states = {}
         for session in sessions.values():
             self._release_quietly(session)
 

@@ -328,6 +328,71 @@ class ServeLoopTest(unittest.TestCase):
         self.assertEqual(status, protocol.EXIT_LOAD_FAILED)
         self.assertIn("info() raised RuntimeError: no backend here", log)
 
+    def stateful_run(self, worker, session_id, inputs, keep=(("x_plus_one", "x"),), return_kept=True):
+        run = pb.Run(session_id=session_id, inputs=inputs, return_kept=return_kept,
+                     keep=[pb.StateBinding(output=output, input=input) for output, input in keep])
+        return worker.call(pb.Request(run=run))
+
+    def test_stateful_session_keeps_bound_outputs_as_next_inputs(self):
+        worker = self.start()
+        self.assertOk(worker.create(b"model"))
+        step0 = self.stateful_run(worker, 1, [tensor("x", np.array([1, 2], np.float32))])
+        self.assertOk(step0)
+        # Unbound outputs in the adapter's (graph) order, then the kept ones.
+        self.assertEqual([v.name for v in step0.run.outputs], ["x", "device", "x_plus_one"])
+        self.assertEqual(protocol.value_from_proto(step0.run.outputs[2]).tolist(), [2, 3])
+        # x is left out: the kept x_plus_one feeds it. Without return_kept it stays in the worker.
+        step1 = self.stateful_run(worker, 1, [], return_kept=False)
+        self.assertOk(step1)
+        self.assertEqual([v.name for v in step1.run.outputs], ["x", "device"])
+        self.assertEqual(protocol.value_from_proto(step1.run.outputs[0]).tolist(), [2, 3])
+        step2 = self.stateful_run(worker, 1, [])
+        self.assertEqual(protocol.value_from_proto(step2.run.outputs[-1]).tolist(), [4, 5])
+        # An input sent anyway replaces the kept value.
+        restart = self.stateful_run(worker, 1, [tensor("x", np.array([10, 20], np.float32))])
+        self.assertEqual(protocol.value_from_proto(restart.run.outputs[-1]).tolist(), [11, 21])
+        for response in (step0, step1, step2):
+            self.assertGreater(response.run.rss_kb, 0)
+            self.assertTrue(response.run.HasField("run_peak_rss_kb"), "this kernel allows /proc/self/clear_refs")
+            self.assertGreaterEqual(response.run.run_peak_rss_kb, response.run.rss_kb)
+            # Each run resets the high-water mark; the worker's peak over its life is kept.
+            self.assertLessEqual(response.run.run_peak_rss_kb, response.peak_rss_kb)
+        worker.finish()
+
+    def test_stateful_session_refuses_changed_or_clashing_bindings(self):
+        worker = self.start()
+        self.assertOk(worker.create(b"model"))
+        x = [tensor("x", np.array([1], np.float32))]
+        twice = self.stateful_run(worker, 1, x, keep=[("x_plus_one", "x"), ("device", "x")])
+        self.assertEqual(twice.status.code, pb.INVALID_ARGUMENT)
+        self.assertIn("input 'x' is bound twice", twice.status.message)
+        unnamed = self.stateful_run(worker, 1, x, keep=[("x_plus_one", "")])
+        self.assertEqual(unnamed.status.code, pb.INVALID_ARGUMENT)
+        self.assertIn("must name both", unnamed.status.message)
+        self.assertOk(self.stateful_run(worker, 1, x))
+        none = worker.run(1, [])
+        self.assertEqual(none.status.code, pb.INVALID_ARGUMENT)
+        self.assertIn("this one names none", none.status.message)
+        other = self.stateful_run(worker, 1, [], keep=[("device", "x")])
+        self.assertEqual(other.status.code, pb.INVALID_ARGUMENT)
+        self.assertIn("leaves out 'x_plus_one'->'x'", other.status.message)
+        self.assertIn("adds 'device'->'x'", other.status.message)
+        # The refusals left the state alone: the kept [2] becomes [3].
+        self.assertEqual(protocol.value_from_proto(self.stateful_run(worker, 1, []).run.outputs[-1]).tolist(), [3])
+        self.assertOk(worker.create(b"second"))
+        absent = self.stateful_run(worker, 2, x, keep=[("nope", "x")])
+        self.assertEqual(absent.status.code, pb.INVALID_ARGUMENT)
+        self.assertIn("run returned no output 'nope'", absent.status.message)
+        worker.finish()
+
+    def test_stateless_run_reports_memory_too(self):
+        worker = self.start()
+        self.assertOk(worker.create(b"model"))
+        ran = worker.run(1, [])
+        self.assertGreater(ran.run.rss_kb, 0)
+        self.assertGreaterEqual(ran.run.run_peak_rss_kb, ran.run.rss_kb)
+        worker.finish()
+
     def test_empty_request_is_answered(self):
         worker = self.start()
         response = worker.call(pb.Request())

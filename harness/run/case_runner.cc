@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 
@@ -28,17 +29,13 @@ StatusOr<std::string> ReadFileBytes(const fs::path& path) {
   return buffer.str();
 }
 
-// The inputs of one data set as protocol values, read straight from the
-// files (no conversion: the worker gets the bytes the case holds).
-StatusOr<std::vector<protocol::Value>> ReadInputs(const std::string& set_dir, const onnx::GraphProto& graph) {
+// The inputs of one data set (those whose files ReadDataSets found) as
+// protocol values, read straight from the files (no conversion: the worker
+// gets the bytes the case holds).
+StatusOr<std::vector<protocol::Value>> ReadInputs(const DataSet& set, const onnx::GraphProto& graph) {
   std::vector<protocol::Value> inputs;
-  std::error_code ec;
-  for (int k = 0;; ++k) {
-    const fs::path file = fs::path(set_dir) / ("input_" + std::to_string(k) + ".pb");
-    if (!fs::exists(file, ec)) break;
-    if (k >= graph.input_size()) {
-      return InvalidArgument(file.string(), ": the model has only ", graph.input_size(), " inputs");
-    }
+  for (const int k : set.input_index) {
+    const fs::path file = fs::path(set.dir) / ("input_" + std::to_string(k) + ".pb");
     PARITY_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(file));
     protocol::Value value;
     value.set_name(graph.input(k).name());
@@ -227,7 +224,141 @@ void MeasureStrippedLoad(protocol::Request create, std::string stripped_model, W
   if (!released.ok()) failed(released.status(), "session release");
 }
 
+// What a stateful case's steps need besides the worker (spec/results.md,
+// "Stateful cases").
+struct StepRun {
+  const onnx::ModelProto& proto;
+  const std::vector<DataSet>& sets;
+  std::vector<std::vector<protocol::Value>>& inputs;  // per step, every input file read; moved into the requests
+  const std::vector<StateCarry>& carries;
+  const std::vector<std::string>& output_names;
+  const CaseInfo& info;
+  const CaseRunSettings& settings;
+  uint64_t session_id = 0;
+};
+
+// Runs the steps of a stateful case on one session: step 0 sends every input,
+// later steps only those not carried, every run names the same bindings; the
+// kept outputs come back at every step or only at the last (state_readback).
+// Each step compares every returned output that has an expected file. Stops
+// at the first step that decides the case. Returns false when the worker was
+// given up (r says why), so that the session cannot be released.
+bool RunSteps(StepRun& run, WorkerProcess* worker, WorkerSlot& slot, const std::function<int64_t()>& left_ms,
+              CaseResult& r) {
+  const CaseRunSettings& settings = run.settings;
+  r.state_readback = StateReadbackName(settings.state_readback);
+  std::set<std::string> carried_inputs;
+  std::vector<bool> bound(run.output_names.size(), false);
+  for (const StateCarry& c : run.carries) {
+    carried_inputs.insert(c.input);
+    bound[static_cast<size_t>(c.output_index)] = true;
+  }
+  // The outputs of a run, in the protocol's order: the unbound ones in graph
+  // order, then (when asked for) the bound ones in binding order.
+  std::vector<int> unbound_outputs;
+  for (size_t k = 0; k < bound.size(); ++k) {
+    if (!bound[k]) unbound_outputs.push_back(static_cast<int>(k));
+  }
+  // Dims for the tolerance formulas: a carried input is not sent after step 0;
+  // its dims are those of the value it carries, when that came back.
+  KnownDims dims;
+  KnownInts ints;
+  for (size_t s = 0; s < run.sets.size(); ++s) {
+    const DataSet& set = run.sets[s];
+    const bool readback = settings.state_readback == StateReadback::kEvery || s + 1 == run.sets.size();
+    const std::string phase = StrCat("step ", s, " (", fs::path(set.dir).filename().string(), ")");
+    protocol::Request request;
+    protocol::Run* call = request.mutable_run();
+    call->set_session_id(run.session_id);
+    for (const StateCarry& c : run.carries) {
+      protocol::StateBinding* keep = call->add_keep();
+      keep->set_output(c.output);
+      keep->set_input(c.input);
+    }
+    call->set_return_kept(readback);
+    for (protocol::Value& v : run.inputs[s]) {
+      if (s > 0 && carried_inputs.count(v.name())) continue;  // the state feeds it
+      if (v.has_tensor()) NoteKnownTensor(v.name(), v.tensor(), dims, ints);
+      *call->add_inputs() = std::move(v);
+    }
+    const ShapeFacts facts = ShapeFactsFor(run.proto, r.op, dims, ints);
+    StatusOr<protocol::Response> ran = worker->Call(request, std::max<int64_t>(left_ms(), 1));
+    if (!ran.ok()) {
+      RecordWorkerFailure(ran.status(), phase, worker, slot, settings.timeout_seconds, r);
+      return false;
+    }
+    if (ran->has_status() && ran->status().code() != protocol::OK) {
+      const protocol::StatusCode code = ran->status().code();
+      r.state = StateOfCode(code);
+      r.message = StrCat(phase, ": ", StatusCodeText(code), ": ", ran->status().message());
+      return true;
+    }
+    if (!ran->has_run()) {
+      RecordWrongAnswer(phase, "run result", slot, r);
+      return false;
+    }
+    const protocol::RunDone& done = ran->run();
+    r.run_ms += done.run_ms();
+    StepRecord record;
+    record.step = static_cast<int>(s);
+    record.run_ms = done.run_ms();
+    if (done.has_run_peak_rss_kb()) record.run_peak_rss_kb = static_cast<int64_t>(done.run_peak_rss_kb());
+    if (done.has_rss_kb()) record.rss_kb = static_cast<int64_t>(done.rss_kb());
+    std::vector<int> returned = unbound_outputs;
+    if (readback) {
+      for (const StateCarry& c : run.carries) returned.push_back(c.output_index);
+    }
+    if (static_cast<size_t>(done.outputs_size()) != returned.size()) {
+      r.steps.push_back(std::move(record));
+      r.state = CaseState::kFail;
+      r.message = StrCat(phase, ": produced ", done.outputs_size(), " outputs, expected ", returned.size(),
+                         readback ? " (every output, the kept ones included)" : " (the outputs that are not kept)");
+      return true;
+    }
+    // Outputs are matched by name when named, else by position in the protocol's order.
+    DataSet compared;
+    compared.dir = set.dir;
+    std::vector<Value> actual;
+    for (size_t i = 0; i < returned.size(); ++i) {
+      const int g = returned[i];
+      const std::string& name = run.output_names[static_cast<size_t>(g)];
+      const protocol::Value* v = &done.outputs(static_cast<int>(i));
+      for (const auto& candidate : done.outputs()) {
+        if (candidate.name() == name) v = &candidate;
+      }
+      StatusOr<Value> value = ValueFromProtocol(*v);
+      if (!value.ok()) {
+        r.steps.push_back(std::move(record));
+        r.state = CaseState::kFail;
+        r.message = StrCat(phase, ": output ", g, " '", name, "' ", value.status().message());
+        return true;
+      }
+      for (const StateCarry& c : run.carries) {
+        if (c.output_index == g) NoteKnownValue(c.input, *value, dims, ints);
+      }
+      const auto at = std::find(set.output_index.begin(), set.output_index.end(), g);
+      if (at == set.output_index.end()) continue;  // no expected file at this step
+      compared.outputs.push_back(set.outputs[static_cast<size_t>(at - set.output_index.begin())]);
+      compared.output_index.push_back(g);
+      actual.push_back(std::move(value).value());
+      record.compared.push_back(name);
+    }
+    r.steps.push_back(std::move(record));
+    if (compared.outputs.empty()) continue;
+    const std::string before = r.message;
+    const bool go_on =
+        CompareDataSet(compared, actual, run.output_names, *settings.policy, facts, run.info, settings.adapter, r);
+    if (r.message != before) r.message = StrCat(phase, ": ", r.message);
+    if (!go_on) return true;
+  }
+  return true;
+}
+
 }  // namespace
+
+const char* StateReadbackName(StateReadback readback) {
+  return readback == StateReadback::kLast ? "last" : "every";
+}
 
 StatusOr<WorkerProcess*> WorkerSlot::Get(int64_t deadline_ms) {
   if (worker_ && worker_->CheckAlive()) return worker_.get();
@@ -300,7 +431,7 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
   if (!sets.ok()) return error(sets.status());
   std::vector<std::vector<protocol::Value>> inputs;
   for (const DataSet& set : *sets) {
-    StatusOr<std::vector<protocol::Value>> in = ReadInputs(set.dir, proto.graph());
+    StatusOr<std::vector<protocol::Value>> in = ReadInputs(set, proto.graph());
     if (!in.ok()) return error(in.status());
     inputs.push_back(std::move(in).value());
   }
@@ -308,8 +439,18 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
   for (const auto& o : proto.graph().output()) output_names.push_back(o.name());
 
   if (sets->empty()) return error(InvalidArgument(info.dir, ": no test_data_set_N folder: nothing to compare"));
-  for (const DataSet& set : *sets) {
-    if (set.outputs.empty()) return error(InvalidArgument(set.dir, ": no output_K.pb: nothing to compare"));
+  const bool stateful = IsStateful(info);
+  StatusOr<std::vector<StateCarry>> carries = ReadStepCarries(info, proto.graph());
+  if (!carries.ok()) return error(carries.status());
+  if (stateful) {
+    // A step may leave out every carried output's file, but some step must compare something.
+    if (std::all_of(sets->begin(), sets->end(), [](const DataSet& set) { return set.outputs.empty(); })) {
+      return error(InvalidArgument(info.dir, ": no step has an output_K.pb: nothing to compare"));
+    }
+  } else {
+    for (const DataSet& set : *sets) {
+      if (set.outputs.empty()) return error(InvalidArgument(set.dir, ": no output_K.pb: nothing to compare"));
+    }
   }
   bool allow_fallback = settings.allow_fallback;
   if (info.meta.contains("fallback") && info.meta["fallback"] == "forbidden") allow_fallback = false;
@@ -399,7 +540,11 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
   }
 
   r.state = CaseState::kPass;
-  for (size_t s = 0; s < sets->size(); ++s) {
+  if (stateful) {
+    StepRun steps{proto, *sets, inputs, *carries, output_names, info, settings, session.session_id()};
+    if (!RunSteps(steps, *worker, slot, left_ms, r)) return r;
+  }
+  for (size_t s = 0; !stateful && s < sets->size(); ++s) {
     protocol::Request request;
     request.mutable_run()->set_session_id(session.session_id());
     KnownDims dims;

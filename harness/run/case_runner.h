@@ -52,6 +52,13 @@ class WorkerSlot {
   int replaced_ = 0;
 };
 
+// Which steps of a stateful case get the kept outputs back (Run.return_kept):
+// every step, so that the state is compared at each, or only the last, so
+// that the state never crosses the pipe before the end (what a benchmark of
+// in-place updates wants).
+enum class StateReadback { kEvery, kLast };
+const char* StateReadbackName(StateReadback readback);  // "every", "last"
+
 struct CaseRunSettings {
   std::string adapter;  // the adapter's name, for results and tolerance rules
   std::string device;
@@ -64,10 +71,12 @@ struct CaseRunSettings {
   // capabilities' targets; unset when not given.
   std::optional<std::vector<std::string>> variant_targets;
   std::string repro_prefix;  // the command line up to " --cases DIR"
+  StateReadback state_readback = StateReadback::kEvery;  // stateful cases only
 };
 
 // Runs one case; never fails, every outcome is a state. Expectations are
-// applied by the caller. For a model with variant entries it also checks the
+// applied by the caller. A stateful case (case.json "steps") runs its data
+// sets as steps of its one session and records each step in r.steps. For a model with variant entries it also checks the
 // selection the adapter reports (harness/run/variant_check.h) and, once the
 // verdict is settled, times the creation of a session of the model with its
 // entries stripped (its own budget of `timeout_seconds`; a failure there is

@@ -90,6 +90,7 @@ std::string ReproPrefix(const RunCommandOptions& options, const std::string& ada
   if (!options.tolerance.empty()) repro += " --tolerance " + ShellQuote(fs::absolute(options.tolerance).string());
   if (options.no_fallback) repro += " --no-fallback";
   if (options.variant_targets) repro += " --variant-targets " + ShellQuote(JoinTargets(*options.variant_targets));
+  if (!options.state_readback.empty()) repro += " --state-readback " + options.state_readback;
   return repro;
 }
 
@@ -108,6 +109,9 @@ int RunRunCommand(const RunCommandOptions& options) {
   if (options.timeout_seconds <= 0) return Fail("--timeout must be a positive number of seconds");
   if (options.jobs < 1) return Fail("--jobs must be at least 1");
   if (options.cases.empty()) return Fail("give at least one --cases folder");
+  if (!options.state_readback.empty() && options.state_readback != "every" && options.state_readback != "last") {
+    return Fail("--state-readback takes every or last, not '" + options.state_readback + "'");
+  }
 
   const std::string tolerance_path =
       options.tolerance.empty() ? std::string(PARITY_SOURCE_DIR) + "/spec/tolerance.json" : options.tolerance;
@@ -143,6 +147,8 @@ int RunRunCommand(const RunCommandOptions& options) {
       {"tolerance", options.tolerance},
       // null when not given, so that a folder of a run before this option resumes.
       {"variant_targets", options.variant_targets ? nlohmann::json(*options.variant_targets) : nlohmann::json(nullptr)},
+      // null when not given (every), likewise.
+      {"state_readback", options.state_readback.empty() ? nlohmann::json(nullptr) : nlohmann::json(options.state_readback)},
   };
   StatusOr<std::unique_ptr<Journal>> journal = Journal::Open(options.out_dir, settings, options.fresh);
   if (!journal.ok()) return Fail(journal.status().ToString());
@@ -219,6 +225,7 @@ int RunRunCommand(const RunCommandOptions& options) {
   run_settings.capabilities = &capabilities;
   run_settings.variant_targets = options.variant_targets;
   run_settings.repro_prefix = ReproPrefix(options, adapter->spec, device);
+  run_settings.state_readback = options.state_readback == "last" ? StateReadback::kLast : StateReadback::kEvery;
 
   Progress::Mode mode = Progress::Mode::kLines;
   switch (options.progress) {
@@ -301,6 +308,11 @@ int RunRunCommand(const RunCommandOptions& options) {
                   {"backend_version", info.backend_version()},
                   {"spec", adapter->spec}};
   if (info.abi_version()) j["adapter"]["abi_version"] = info.abi_version();
+  // The adapter's own declaration (spec/aliasing.md): whether it updates
+  // aliased inputs in place. Absent when it gave no capabilities.
+  if (device_info && capabilities.has_honours_aliasing()) {
+    j["adapter"]["honours_aliasing"] = capabilities.honours_aliasing();
+  }
   j["device"] = {{"name", device},
                  {"kind", device_info ? device_info->kind() : ""},
                  {"description", device_info ? device_info->description() : absent}};

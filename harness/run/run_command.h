@@ -24,6 +24,9 @@ struct RunCommandOptions {
   // preferred first (empty list: the adapter's own choice); unset: each
   // case's case.json "variant_targets", else the adapter's declared ones.
   std::optional<std::vector<std::string>> variant_targets;
+  // --state-readback every|last: which steps of a stateful case get the kept
+  // outputs back (harness/run/case_runner.h); empty: not given, "every".
+  std::string state_readback;
   int jobs = 1;                     // workers run side by side
   int warm_repeats = 3;             // session creations timed after the cold one
   int64_t worker_memory_limit_mib = 8192;

@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
@@ -35,6 +36,8 @@ const char* SlotName(size_t offset) {
     case offsetof(parity_adapter_api, create_session): return "create_session";
     case offsetof(parity_adapter_api, run): return "run";
     case offsetof(parity_adapter_api, release_session): return "release_session";
+    case offsetof(parity_adapter_api, bind_state): return "bind_state";
+    case offsetof(parity_adapter_api, read_state): return "read_state";
   }
   return "?";
 }
@@ -55,6 +58,16 @@ const void* SlotAt(const parity_adapter_api* api, size_t offset) {
   const auto* bytes = reinterpret_cast<const unsigned char*>(api);
   std::memcpy(&slot, bytes + offset, sizeof slot);
   return reinterpret_cast<const void*>(slot);
+}
+
+// A slot as its function pointer type; null when the table lacks it.
+template <typename Fn>
+Fn SlotFunction(const parity_adapter_api* api, size_t offset) {
+  const void* slot = SlotAt(api, offset);
+  Fn fn = nullptr;
+  static_assert(sizeof fn == sizeof slot);
+  std::memcpy(&fn, &slot, sizeof fn);
+  return fn;
 }
 
 WireResponse InvalidResponse(std::string message) {
@@ -111,6 +124,16 @@ StatusOr<std::unique_ptr<AdapterHost>> AdapterHost::Load(const std::string& path
   }
   std::unique_ptr<AdapterHost> host(new AdapterHost(path, library, api));
   host->has_capabilities_ = SlotAt(api, offsetof(parity_adapter_api, get_capabilities)) != nullptr;
+  // Version 2's state slots; without them the host carries a stateful session's values itself.
+  host->bind_state_ =
+      SlotFunction<decltype(parity_adapter_api::bind_state)>(api, offsetof(parity_adapter_api, bind_state));
+  host->read_state_ =
+      SlotFunction<decltype(parity_adapter_api::read_state)>(api, offsetof(parity_adapter_api, read_state));
+  if ((host->bind_state_ == nullptr) != (host->read_state_ == nullptr)) {
+    // One without the other cannot serve return_kept: the host keeps the state.
+    host->bind_state_ = nullptr;
+    host->read_state_ = nullptr;
+  }
 
   const parity_adapter_info* info = nullptr;
   WireResponse failed;
@@ -278,8 +301,124 @@ WireResponse AdapterHost::CreateSession(const WireRequest& request) {
     created.load_ms_warm.push_back(ms);
   }
   created.session_id = next_session_id_++;
-  sessions_[created.session_id] = session;
+  sessions_[created.session_id].session = session;
   return response;
+}
+
+namespace {
+
+std::string DescribeBindings(const std::vector<std::pair<std::string, std::string>>& bindings) {
+  std::string text;
+  for (const auto& [output, input] : bindings) {
+    text += StrCat(text.empty() ? "" : ", ", "'", output, "'->'", input, "'");
+  }
+  return text.empty() ? "none" : text;
+}
+
+// The payload of a value that has exactly one (checked by the caller).
+const std::string& PayloadOf(const WireValue& v) {
+  return v.tensor ? *v.tensor : v.sequence ? *v.sequence : *v.optional;
+}
+std::string& MutablePayloadOf(WireValue& v) { return v.tensor ? *v.tensor : v.sequence ? *v.sequence : *v.optional; }
+parity_value_kind KindOf(const WireValue& v) {
+  return v.tensor ? PARITY_VALUE_TENSOR : v.sequence ? PARITY_VALUE_SEQUENCE : PARITY_VALUE_OPTIONAL;
+}
+
+// `bytes` as the payload of kind `kind`; false for a kind the ABI does not define.
+bool SetPayload(WireValue& v, parity_value_kind kind, std::string bytes) {
+  switch (kind) {
+    case PARITY_VALUE_TENSOR: v.tensor = std::move(bytes); return true;
+    case PARITY_VALUE_SEQUENCE: v.sequence = std::move(bytes); return true;
+    case PARITY_VALUE_OPTIONAL: v.optional = std::move(bytes); return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+WireResponse AdapterHost::Bind(OpenSession& open, const WireRequest& request) {
+  using Bindings = std::vector<std::pair<std::string, std::string>>;
+  const Bindings& keep = request.keep;
+  if (keep.empty()) {
+    if (!open.stateful) return WireResponse();
+    return InvalidResponse(StrCat("run: session ", request.session_id, " is stateful (it keeps ",
+                                  DescribeBindings(open.bindings),
+                                  "); every later run must name the same bindings, and this one names none"));
+  }
+  for (size_t i = 0; i < keep.size(); ++i) {
+    if (keep[i].first.empty() || keep[i].second.empty()) {
+      return InvalidResponse(StrCat("run: binding ", i, " ('", keep[i].first, "'->'", keep[i].second,
+                                    "') must name both an output and an input"));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (keep[j].second == keep[i].second) {
+        return InvalidResponse(StrCat("run: input '", keep[i].second, "' is bound twice ('", keep[j].first,
+                                      "' and '", keep[i].first, "'); each binding must name its own input"));
+      }
+    }
+  }
+  if (open.stateful) {
+    // The same bindings, in any order; outputs keep the first run's order.
+    auto missing_from = [](const Bindings& from, const Bindings& in) {
+      Bindings missing;
+      for (const auto& b : from) {
+        if (std::find(in.begin(), in.end(), b) == in.end()) missing.push_back(b);
+      }
+      return missing;
+    };
+    const Bindings dropped = missing_from(open.bindings, keep);
+    const Bindings added = missing_from(keep, open.bindings);
+    if (dropped.empty() && added.empty()) return WireResponse();
+    std::string difference;
+    if (!dropped.empty()) difference = StrCat("it leaves out ", DescribeBindings(dropped));
+    if (!added.empty()) {
+      difference += StrCat(difference.empty() ? "it " : " and ", "adds ", DescribeBindings(added));
+    }
+    return InvalidResponse(StrCat("run: session ", request.session_id, " keeps ", DescribeBindings(open.bindings),
+                                  " and every later run must name the same bindings; ", difference));
+  }
+  // The first run that names bindings. bind_state is called at most once,
+  // before the adapter's first run (spec/abi/parity_adapter.h): a session
+  // that ran before, or whose bind_state refused other bindings, has its
+  // values carried by the host.
+  if (bind_state_ && open.runs == 0 && !open.bind_state_called) {
+    std::vector<parity_state_binding> bindings;
+    for (const auto& [output, input] : keep) bindings.push_back({output.c_str(), input.c_str()});
+    open.bind_state_called = true;
+    if (parity_status* status = bind_state_(open.session, bindings.data(), bindings.size())) {
+      return FromAdapterStatus(status, "bind_state");
+    }
+    open.adapter_keeps = true;
+  }
+  open.stateful = true;
+  open.bindings = keep;
+  return WireResponse();
+}
+
+WireResponse AdapterHost::ReturnKept(OpenSession& open, WireRunDone& done) {
+  for (const auto& [output, input] : open.bindings) {
+    WireValue& v = done.outputs.emplace_back();
+    v.name = output;
+    if (!open.adapter_keeps) {
+      const auto kept = open.kept.find(input);
+      if (kept == open.kept.end()) return InternalResponse(StrCat("run: no value is kept for input '", input, "'"));
+      SetPayload(v, kept->second.kind, kept->second.bytes);
+      continue;
+    }
+    parity_value value{};
+    if (parity_status* status = read_state_(open.session, input.c_str(), &value)) {
+      return FromAdapterStatus(status, StrCat("read_state('", input, "')"));
+    }
+    if (value.size > 0 && !value.data) {
+      return InternalResponse(StrCat("read_state('", input, "') returned ", value.size, " bytes with no data"));
+    }
+    std::string bytes(static_cast<const char*>(value.data), value.size);
+    if (!SetPayload(v, value.kind, std::move(bytes))) {
+      return InternalResponse(StrCat("read_state('", input, "') returned a value of unknown kind ",
+                                     static_cast<int>(value.kind), " (known: 1 tensor, 2 sequence, 3 optional)"));
+    }
+  }
+  return WireResponse();
 }
 
 WireResponse AdapterHost::Run(const WireRequest& request) {
@@ -287,8 +426,9 @@ WireResponse AdapterHost::Run(const WireRequest& request) {
   if (it == sessions_.end()) {
     return InvalidResponse(StrCat("run: no open session has id ", request.session_id));
   }
+  OpenSession& open = it->second;
   std::vector<parity_value> inputs;
-  inputs.reserve(request.inputs.size());
+  inputs.reserve(request.inputs.size() + open.bindings.size());
   for (size_t i = 0; i < request.inputs.size(); ++i) {
     const WireValue& v = request.inputs[i];
     const int set = int{v.tensor.has_value()} + int{v.sequence.has_value()} + int{v.optional.has_value()};
@@ -297,20 +437,32 @@ WireResponse AdapterHost::Run(const WireRequest& request) {
                                     set == 0 ? "none" : "more than one",
                                     " of tensor, sequence and optional; exactly one must be set"));
     }
-    const std::string& data = v.tensor ? *v.tensor : v.sequence ? *v.sequence : *v.optional;
-    const parity_value_kind kind = v.tensor     ? PARITY_VALUE_TENSOR
-                                   : v.sequence ? PARITY_VALUE_SEQUENCE
-                                                : PARITY_VALUE_OPTIONAL;
-    inputs.push_back({v.name.c_str(), kind, data.data(), data.size()});
+    const std::string& data = PayloadOf(v);
+    inputs.push_back({v.name.c_str(), KindOf(v), data.data(), data.size()});
+  }
+  if (WireResponse bound = Bind(open, request); bound.status) return bound;
+  // The values the host keeps feed the bound inputs this run leaves out;
+  // an input sent anyway replaces the kept one.
+  const bool host_keeps = open.stateful && !open.adapter_keeps;
+  if (host_keeps) {
+    for (const auto& [input, kept] : open.kept) {
+      const bool given = std::any_of(request.inputs.begin(), request.inputs.end(),
+                                     [&](const WireValue& v) { return v.name == input; });
+      if (!given) inputs.push_back({input.c_str(), kept.kind, kept.bytes.data(), kept.bytes.size()});
+    }
   }
 
   const parity_value* outputs = nullptr;
   size_t output_count = 0;
   WireResponse response;
   WireRunDone& done = response.run.emplace();
+  const bool peak_reset = ResetPeakRss();
   const auto start = Clock::now();
-  parity_status* status = api_->run(it->second, inputs.data(), inputs.size(), &outputs, &output_count);
+  parity_status* status = api_->run(open.session, inputs.data(), inputs.size(), &outputs, &output_count);
   done.run_ms = MillisecondsSince(start);
+  const RunMemory memory = ReadRunMemory(peak_reset);
+  done.run_peak_rss_kb = memory.peak_kb;
+  done.rss_kb = memory.rss_kb;
   if (status) return FromAdapterStatus(status, "run");
   if (output_count > 0 && !outputs)
     return InternalResponse(StrCat("run returned ", output_count, " outputs but no array"));
@@ -322,15 +474,37 @@ WireResponse AdapterHost::Run(const WireRequest& request) {
     }
     WireValue& v = done.outputs.emplace_back();
     v.name = OrEmpty(out.name);
-    std::string bytes(static_cast<const char*>(out.data), out.size);
-    switch (out.kind) {
-      case PARITY_VALUE_TENSOR: v.tensor = std::move(bytes); break;
-      case PARITY_VALUE_SEQUENCE: v.sequence = std::move(bytes); break;
-      case PARITY_VALUE_OPTIONAL: v.optional = std::move(bytes); break;
-      default:
-        return InternalResponse(StrCat("run returned output ", i, " ('", v.name, "') of unknown kind ",
-                                       static_cast<int>(out.kind), " (known: 1 tensor, 2 sequence, 3 optional)"));
+    if (!SetPayload(v, out.kind, std::string(static_cast<const char*>(out.data), out.size))) {
+      return InternalResponse(StrCat("run returned output ", i, " ('", v.name, "') of unknown kind ",
+                                     static_cast<int>(out.kind), " (known: 1 tensor, 2 sequence, 3 optional)"));
     }
+  }
+  if (host_keeps) {
+    // The bound outputs become the next run's inputs, kept here; only the
+    // unbound ones go back (then, with return_kept, the kept ones).
+    std::map<std::string, KeptValue> next;
+    for (size_t i = 0; i < open.bindings.size(); ++i) {
+      const auto& [output, input] = open.bindings[i];
+      const auto produced = std::find_if(done.outputs.begin(), done.outputs.end(),
+                                         [&](const WireValue& v) { return v.name == output; });
+      if (produced == done.outputs.end()) {
+        return InvalidResponse(StrCat("run returned no output '", output, "', which the binding '", output, "'->'",
+                                      input, "' keeps (outputs: ", output_count, ")"));
+      }
+      // The bytes move unless a later binding keeps the same output too.
+      const bool used_again = std::any_of(open.bindings.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                                          open.bindings.end(), [&](const auto& b) { return b.first == output; });
+      std::string& bytes = MutablePayloadOf(*produced);
+      next[input] = KeptValue{KindOf(*produced), used_again ? bytes : std::move(bytes)};
+    }
+    std::erase_if(done.outputs, [&](const WireValue& v) {
+      return std::any_of(open.bindings.begin(), open.bindings.end(), [&](const auto& b) { return b.first == v.name; });
+    });
+    open.kept = std::move(next);
+  }
+  ++open.runs;
+  if (open.stateful && request.return_kept) {
+    if (WireResponse failed = ReturnKept(open, done); failed.status) return failed;
   }
   return response;
 }
@@ -340,7 +514,7 @@ WireResponse AdapterHost::ReleaseSession(const WireRequest& request) {
   if (it == sessions_.end()) {
     return InvalidResponse(StrCat("release_session: no open session has id ", request.session_id));
   }
-  parity_session* session = it->second;
+  parity_session* session = it->second.session;
   sessions_.erase(it);
   api_->release_session(session);
   return WireResponse();
@@ -348,9 +522,9 @@ WireResponse AdapterHost::ReleaseSession(const WireRequest& request) {
 
 void AdapterHost::ReleaseAllSessions() {
   // Taken out of the map first, so that an exception leaves no session behind twice.
-  std::map<uint64_t, parity_session*> open;
+  std::map<uint64_t, OpenSession> open;
   open.swap(sessions_);
-  for (const auto& [id, session] : open) api_->release_session(session);
+  for (const auto& [id, session] : open) api_->release_session(session.session);
 }
 
 int AdapterHost::Serve(int in_fd, int out_fd) {
@@ -403,7 +577,50 @@ Status ProtectStandardStreams(int* protocol_in, int* protocol_out) {
   return Status::Ok();
 }
 
+namespace {
+
+// The high-water marks of /proc/self/status seen before each reset, folded:
+// with them, PeakRssKb stays the peak of the whole process although each
+// run resets VmHWM.
+uint64_t peak_before_resets_kb = 0;
+
+// VmHWM and VmRSS now, in KiB; absent where /proc cannot be read.
+RunMemory ReadProcStatus() {
+  RunMemory memory;
+  std::FILE* status = std::fopen("/proc/self/status", "re");
+  if (!status) return memory;
+  char line[256];
+  while (std::fgets(line, sizeof line, status)) {
+    unsigned long long kb = 0;  // the file gives "VmHWM:\t    1234 kB"
+    if (std::sscanf(line, "VmHWM: %llu kB", &kb) == 1) memory.peak_kb = kb;
+    if (std::sscanf(line, "VmRSS: %llu kB", &kb) == 1) memory.rss_kb = kb;
+  }
+  std::fclose(status);
+  return memory;
+}
+
+}  // namespace
+
+bool ResetPeakRss() {
+  peak_before_resets_kb = std::max(peak_before_resets_kb, ReadProcStatus().peak_kb.value_or(0));
+  // "5" resets the high-water mark of the resident set (proc(5), clear_refs).
+  const int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool reset = write(fd, "5", 1) == 1;
+  close(fd);
+  return reset;
+}
+
+RunMemory ReadRunMemory(bool peak_was_reset) {
+  RunMemory memory = ReadProcStatus();
+  if (!peak_was_reset) memory.peak_kb.reset();
+  return memory;
+}
+
 uint64_t PeakRssKb() {
+  // VmHWM belongs to this process image: getrusage's ru_maxrss would also
+  // count the resident size of the harness that forked the worker.
+  if (const std::optional<uint64_t> now = ReadProcStatus().peak_kb) return std::max(peak_before_resets_kb, *now);
   rusage usage{};
   if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
   return static_cast<uint64_t>(usage.ru_maxrss);  // KiB on Linux

@@ -7,7 +7,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "harness/worker/protocol_codec.h"
 #include "reference/core/status.h"
@@ -58,14 +61,53 @@ class AdapterHost {
   WireResponse Run(const WireRequest& request);
   WireResponse ReleaseSession(const WireRequest& request);
 
+  // A value the host keeps for a stateful session whose adapter does not
+  // (no bind_state): the serialized output, passed back as the input.
+  struct KeptValue {
+    parity_value_kind kind = PARITY_VALUE_TENSOR;
+    std::string bytes;
+  };
+  // One open session and, once a run named bindings, its state
+  // (spec/protocol/parity_worker.proto, Run.keep).
+  struct OpenSession {
+    parity_session* session = nullptr;
+    uint64_t runs = 0;  // successful runs
+    bool stateful = false;
+    std::vector<std::pair<std::string, std::string>> bindings;  // (output, input), the first run's order
+    bool bind_state_called = false;  // at most once, even when it failed
+    bool adapter_keeps = false;      // bind_state succeeded: the adapter holds the values
+    std::map<std::string, KeptValue> kept;  // by input; when the host holds them
+  };
+
+  // Checks a run's bindings against the session's, making the session
+  // stateful at its first run that names any (bind_state, when there is one).
+  WireResponse Bind(OpenSession& open, const WireRequest& request);
+  // Adds the bound outputs to `done` (named after the outputs, in binding
+  // order), from read_state or from the values the host keeps.
+  WireResponse ReturnKept(OpenSession& open, WireRunDone& done);
+
   std::string path_;
   void* library_;
   const parity_adapter_api* api_;
   bool has_capabilities_ = false;
+  // ABI v2 slots, null when the table lacks them (version 1) or leaves them empty.
+  decltype(parity_adapter_api::bind_state) bind_state_ = nullptr;
+  decltype(parity_adapter_api::read_state) read_state_ = nullptr;
   WireAdapterInfo info_;
   uint64_t next_session_id_ = 1;
-  std::map<uint64_t, parity_session*> sessions_;
+  std::map<uint64_t, OpenSession> sessions_;
 };
+
+// The worker's memory around one run, in KiB, read from /proc/self/status.
+struct RunMemory {
+  std::optional<uint64_t> peak_kb;  // VmHWM; absent when the reset before the run failed
+  std::optional<uint64_t> rss_kb;   // VmRSS
+};
+// Resets the resident high-water mark (writes "5" to /proc/self/clear_refs);
+// false where the kernel does not allow it.
+bool ResetPeakRss();
+// VmHWM and VmRSS now; `peak_was_reset` says whether VmHWM means this run's peak.
+RunMemory ReadRunMemory(bool peak_was_reset);
 
 // Keeps the protocol safe from what the adapter writes or reads: the
 // protocol gets private copies of fds 0 and 1 (close-on-exec, so children the
@@ -74,7 +116,9 @@ class AdapterHost {
 // initializers may print.
 Status ProtectStandardStreams(int* protocol_in, int* protocol_out);
 
-// The worker's peak resident memory so far, in KiB (getrusage).
+// The worker's peak resident memory so far, in KiB: VmHWM of
+// /proc/self/status, with the marks seen before each ResetPeakRss (getrusage
+// where /proc cannot be read).
 uint64_t PeakRssKb();
 
 }  // namespace parity::worker

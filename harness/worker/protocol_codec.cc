@@ -165,6 +165,17 @@ Status ParseValue(std::string_view bytes, WireValue* value) {
   });
 }
 
+// parity.protocol.StateBinding: (output, input).
+Status ParseStateBinding(std::string_view bytes, std::pair<std::string, std::string>* binding) {
+  return ForEachField(bytes, [&](WireReader& r, uint32_t field, int wt, bool* consumed) -> Status {
+    switch (field) {
+      case 1: return GetString(r, wt, &binding->first, consumed);
+      case 2: return GetString(r, wt, &binding->second, consumed);
+      default: return Status::Ok();
+    }
+  });
+}
+
 Status ParseSessionOptions(std::string_view bytes, WireSessionOptions* options) {
   return ForEachField(bytes, [&](WireReader& r, uint32_t field, int wt, bool* consumed) -> Status {
     switch (field) {
@@ -228,6 +239,17 @@ Status ParseRequestBody(uint32_t field, std::string_view bytes, WireRequest* q) 
               q->inputs.emplace_back();
               return ParseValue(b, &q->inputs.back());
             });
+          case 3:
+            return GetMessage(r, wt, c, [&](std::string_view b) {
+              q->keep.emplace_back();
+              return ParseStateBinding(b, &q->keep.back());
+            });
+          case 4: {
+            uint64_t v = 0;
+            PARITY_RETURN_IF_ERROR(GetVarint(r, wt, &v, c));
+            if (*c) q->return_kept = v != 0;
+            return Status::Ok();
+          }
           default: return Status::Ok();
         }
       });
@@ -336,6 +358,8 @@ std::string EncodeRun(const WireRunDone& run) {
   std::string out;
   for (const WireValue& v : run.outputs) PutBytes(&out, 1, EncodeValue(v));
   PutDouble(&out, 2, run.run_ms);
+  if (run.run_peak_rss_kb) PutUint(&out, 3, *run.run_peak_rss_kb);
+  if (run.rss_kb) PutUint(&out, 4, *run.rss_kb);
   return out;
 }
 

@@ -60,6 +60,10 @@ struct WireRequest {
   uint32_t warm_repeats = 0;      // create_session
   uint64_t session_id = 0;        // run, release_session
   std::vector<WireValue> inputs;  // run
+  // run: Run.keep as (output, input) pairs, and Run.return_kept (its
+  // .proto default is true).
+  std::vector<std::pair<std::string, std::string>> keep;
+  bool return_kept = true;
 };
 
 struct WireDevice {
@@ -94,6 +98,8 @@ struct WireSessionCreated {
 struct WireRunDone {
   std::vector<WireValue> outputs;
   double run_ms = 0;
+  std::optional<uint64_t> run_peak_rss_kb;  // KiB; absent where the peak cannot be reset
+  std::optional<uint64_t> rss_kb;           // KiB
 };
 
 // parity.protocol.Response. At most one body is set; none for a failure or

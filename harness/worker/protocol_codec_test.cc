@@ -95,6 +95,35 @@ TEST(WorkerCodecTest, ParsesRunWithEachKindOfValue) {
   EXPECT_FALSE(parsed.inputs[3].tensor || parsed.inputs[3].sequence || parsed.inputs[3].optional);
 }
 
+TEST(WorkerCodecTest, ParsesStateBindingsAndReturnKept) {
+  protocol::Request request;
+  protocol::Run* run = request.mutable_run();
+  run->set_session_id(3);
+  protocol::StateBinding* key = run->add_keep();
+  key->set_output("present_key");
+  key->set_input("past_key");
+  protocol::StateBinding* value = run->add_keep();
+  value->set_output("present_value");
+  value->set_input("past_value");
+  run->add_keep();  // both names absent: parsed as empty, refused later by the host
+  WireRequest parsed = Parse(request);
+  EXPECT_EQ(parsed.kind, Kind::kRun);
+  using Binding = std::pair<std::string, std::string>;
+  EXPECT_EQ(parsed.keep,
+            (std::vector<Binding>{{"present_key", "past_key"}, {"present_value", "past_value"}, {"", ""}}));
+  EXPECT_TRUE(parsed.return_kept);  // the .proto's default when absent
+
+  run->set_return_kept(false);
+  EXPECT_FALSE(Parse(request).return_kept);
+  run->set_return_kept(true);
+  EXPECT_TRUE(Parse(request).return_kept);
+
+  // A run without bindings parses to none.
+  protocol::Request plain;
+  plain.mutable_run()->set_session_id(3);
+  EXPECT_TRUE(Parse(plain).keep.empty());
+}
+
 TEST(WorkerCodecTest, ParsesReleaseShutdownAndNothing) {
   protocol::Request release;
   release.mutable_release_session()->set_session_id(42);
@@ -223,6 +252,30 @@ TEST(WorkerCodecTest, ResponseParsesWithTheGeneratedClasses) {
   ASSERT_EQ(parsed.session().placement_size(), 2);
   EXPECT_EQ(parsed.session().placement(1).node(), "n1");
   EXPECT_EQ(parsed.session().placement(1).device(), "cpu-fallback");
+}
+
+TEST(WorkerCodecTest, RunMemoryFieldsAreWrittenOnlyWhenKnown) {
+  WireResponse response;
+  WireRunDone& run = response.run.emplace();
+  run.run_ms = 2;
+  protocol::Response parsed;
+  ASSERT_TRUE(parsed.ParseFromString(SerializeResponse(response)));
+  EXPECT_FALSE(parsed.run().has_run_peak_rss_kb());
+  EXPECT_FALSE(parsed.run().has_rss_kb());
+
+  run.run_peak_rss_kb = uint64_t{5} << 33;  // wider than 32 bits
+  run.rss_kb = 4096;
+  ASSERT_TRUE(parsed.ParseFromString(SerializeResponse(response)));
+  ASSERT_TRUE(parsed.run().has_run_peak_rss_kb());
+  EXPECT_EQ(parsed.run().run_peak_rss_kb(), uint64_t{5} << 33);
+  ASSERT_TRUE(parsed.run().has_rss_kb());
+  EXPECT_EQ(parsed.run().rss_kb(), 4096u);
+  EXPECT_EQ(parsed.run().run_ms(), 2.0);
+
+  run.run_peak_rss_kb.reset();  // a reset that failed: the peak stays absent, the size does not
+  ASSERT_TRUE(parsed.ParseFromString(SerializeResponse(response)));
+  EXPECT_FALSE(parsed.run().has_run_peak_rss_kb());
+  EXPECT_EQ(parsed.run().rss_kb(), 4096u);
 }
 
 TEST(WorkerCodecTest, EmptyResponseIsAnEmptyMessage) { EXPECT_EQ(SerializeResponse(WireResponse()), ""); }

@@ -140,6 +140,15 @@ Tensor Tensor::Reshaped(Shape shape) const {
   return t;
 }
 
+Tensor Tensor::Clone() const {
+  Tensor t = *this;
+  // The copy takes no more than the original, which already passed the
+  // allocation limit, so it is not checked again.
+  if (bytes_) t.bytes_ = std::make_shared<std::vector<uint8_t>>(*bytes_);
+  if (strings_) t.strings_ = std::make_shared<std::vector<std::string>>(*strings_);
+  return t;
+}
+
 double Tensor::GetDouble(int64_t i) const {
   switch (dtype_) {
     case DataType::kFloat: return data<float>()[i];

@@ -3,7 +3,10 @@
 //
 // Ownership: a Tensor shares its buffer with copies of itself (copying is
 // cheap, as Reshape and Identity need). A kernel writes only into tensors it
-// has just created; a tensor visible to anyone else is never written.
+// has just created; a tensor visible to anyone else is never written, except
+// by the evaluator's in-place mode (EvalOptions::in_place), which writes an
+// aliased input's buffer on purpose and first gives every other view of it
+// its own copy (Clone).
 // Thread safety: concurrent reads are safe; writes are not.
 #pragma once
 
@@ -55,6 +58,15 @@ class Tensor {
 
   // Same data, another shape of the same element count (checked by caller).
   Tensor Reshaped(Shape shape) const;
+  // A deep copy: the same type, shape and elements in a buffer of its own,
+  // so that writing either never shows in the other (in-place aliasing).
+  Tensor Clone() const;
+  // Whether both tensors view one buffer (one is a copy, Reshaped or view of
+  // the other), so that a write into one changes the other. False for
+  // undefined tensors.
+  bool SharesBufferWith(const Tensor& other) const {
+    return (bytes_ && bytes_ == other.bytes_) || (strings_ && strings_ == other.strings_);
+  }
 
   // Typed access to the storage. T must match the storage of dtype():
   // float, double, int8_t..uint64_t, uint16_t for float16/bfloat16 bits,

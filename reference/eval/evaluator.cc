@@ -1,12 +1,14 @@
 // Graph execution: scopes, topological order, kernel dispatch, function
-// expansion and subgraphs.
+// expansion and subgraphs, and the in-place mode of aliased inputs.
 #include "reference/eval/evaluator.h"
 
+#include <algorithm>
 #include <queue>
 #include <set>
 #include <unordered_set>
 
 #include "reference/model/validator.h"
+#include "reference/ops/sequence/tensor_scatter.h"
 
 namespace parity {
 
@@ -119,6 +121,208 @@ void BlankAbsentInputs(onnx::NodeProto* node, const std::unordered_set<std::stri
   }
 }
 
+// The values a node reads: its inputs and what its subgraphs read from outside.
+std::vector<std::string> NodeReads(const onnx::NodeProto& node) {
+  std::vector<std::string> reads(node.input().begin(), node.input().end());
+  for (const auto& a : node.attribute()) {
+    if (a.has_g()) CollectOuterReferences(a.g(), &reads);
+    for (const auto& g : a.graphs()) CollectOuterReferences(g, &reads);
+  }
+  return reads;
+}
+
+// --- In-place mode (EvalOptions::in_place, spec/aliasing.md). ---------------
+
+// What the top-level graph's writers do in place, worked out once per run.
+struct InPlacePlan {
+  std::vector<const onnx::NodeProto*> order;
+  // The aliases each writer node computes (one node may write several).
+  std::unordered_map<const onnx::NodeProto*, std::vector<const Alias*>> writes;
+};
+
+bool IsScatterWriter(const onnx::NodeProto& node, const Alias& alias) {
+  return alias.region == AliasRegion::kScatter && node.op_type() == "TensorScatter" &&
+         CanonicalDomain(node.domain()).empty() && node.input_size() > 0 && node.input(0) == alias.input;
+}
+
+// `order` with each writer moved up to run right after its ancestors: the
+// ancestors of the first writer (in their order), that writer, the same for
+// the next writer, then every other node in its order. Still topological,
+// since `order` is and each node keeps its ancestors before it.
+std::vector<const onnx::NodeProto*> WritersFirst(const std::vector<const onnx::NodeProto*>& order,
+                                                 const InPlacePlan& plan) {
+  std::unordered_map<std::string, size_t> producer;
+  for (size_t i = 0; i < order.size(); ++i) {
+    for (const auto& o : order[i]->output()) {
+      if (!o.empty()) producer.emplace(o, i);
+    }
+  }
+  std::vector<char> emitted(order.size(), 0);
+  std::vector<const onnx::NodeProto*> result;
+  result.reserve(order.size());
+  for (size_t w = 0; w < order.size(); ++w) {
+    if (!plan.writes.count(order[w]) || emitted[w]) continue;
+    std::vector<char> ancestor(order.size(), 0);
+    std::vector<size_t> stack = {w};
+    while (!stack.empty()) {
+      const size_t i = stack.back();
+      stack.pop_back();
+      for (const auto& r : NodeReads(*order[i])) {
+        auto it = producer.find(r);
+        if (r.empty() || it == producer.end() || ancestor[it->second]) continue;
+        ancestor[it->second] = 1;
+        stack.push_back(it->second);
+      }
+    }
+    for (size_t i = 0; i < w; ++i) {
+      if (ancestor[i] && !emitted[i]) {
+        emitted[i] = 1;
+        result.push_back(order[i]);
+      }
+    }
+    emitted[w] = 1;
+    result.push_back(order[w]);
+  }
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (!emitted[i]) result.push_back(order[i]);
+  }
+  return result;
+}
+
+StatusOr<InPlacePlan> PlanInPlace(const onnx::GraphProto& graph, const std::vector<const onnx::NodeProto*>& order,
+                                  const EvalOptions& options, const std::string& model_name) {
+  InPlacePlan plan;
+  std::unordered_map<std::string, const onnx::NodeProto*> producer;
+  for (const onnx::NodeProto* node : order) {
+    for (const auto& o : node->output()) {
+      if (!o.empty()) producer.emplace(o, node);
+    }
+  }
+  for (const Alias& alias : options.in_place) {
+    const bool is_input = std::any_of(graph.input().begin(), graph.input().end(),
+                                      [&](const onnx::ValueInfoProto& i) { return i.name() == alias.input; });
+    if (!is_input) {
+      return InvalidArgument(model_name, ": in-place alias of output '", alias.output, "' names input '",
+                             alias.input, "', which is not an input of the main graph");
+    }
+    auto writer = producer.find(alias.output);
+    if (writer == producer.end()) {
+      // An output that is the input itself shares its buffer already.
+      if (alias.output == alias.input) continue;
+      return InvalidArgument(model_name, ": in-place alias of output '", alias.output, "' to input '", alias.input,
+                             "': no node of the main graph computes '", alias.output, "'");
+    }
+    plan.writes[writer->second].push_back(&alias);
+  }
+  plan.order = options.writers_first ? WritersFirst(order, plan) : order;
+  return plan;
+}
+
+bool ValueSharesBuffer(const Value& value, const Tensor& buffer) {
+  switch (value.kind()) {
+    case Value::Kind::kTensor: return value.tensor().SharesBufferWith(buffer);
+    case Value::Kind::kSequence:
+      return std::any_of(value.sequence().begin(), value.sequence().end(),
+                         [&](const Value& e) { return ValueSharesBuffer(e, buffer); });
+    case Value::Kind::kOptional: return value.has_element() && ValueSharesBuffer(value.element(), buffer);
+  }
+  return false;
+}
+
+// `value` with every tensor in it that views `buffer` replaced by its own copy.
+Value CopyOutOf(const Value& value, const Tensor& buffer) {
+  switch (value.kind()) {
+    case Value::Kind::kTensor:
+      return value.tensor().SharesBufferWith(buffer) ? Value::FromTensor(value.tensor().Clone()) : value;
+    case Value::Kind::kSequence: {
+      std::vector<Value> elements;
+      for (const Value& e : value.sequence()) elements.push_back(CopyOutOf(e, buffer));
+      return Value::FromSequence(std::move(elements), value.sequence_element_type());
+    }
+    case Value::Kind::kOptional:
+      return value.has_element() ? Value::SomeOptional(CopyOutOf(value.element(), buffer)) : value;
+  }
+  return value;
+}
+
+// Before `buffer` is written: every value that views it gets its own copy,
+// so that it keeps the value it had, except the names that share the buffer
+// on purpose (the aliased inputs, and the outputs already bound to them).
+void CopyViewsOut(std::unordered_map<std::string, Value>& values, const Tensor& buffer,
+                  const std::unordered_set<std::string>& on_purpose) {
+  for (auto& [name, value] : values) {
+    if (!on_purpose.count(name) && ValueSharesBuffer(value, buffer)) value = CopyOutOf(value, buffer);
+  }
+}
+
+// The tensor of aliased input `alias.input`, which in-place writes go into.
+StatusOr<Tensor> AliasedBuffer(const std::unordered_map<std::string, Value>& values, const Alias& alias,
+                               const std::string& model_name) {
+  auto it = values.find(alias.input);
+  if (it == values.end() || !it->second.is_tensor() || !it->second.tensor().defined()) {
+    return InvalidArgument(model_name, ": in-place alias of output '", alias.output, "' needs input '", alias.input,
+                           "' as a tensor, got ",
+                           it == values.end() ? std::string("no value") : it->second.Description());
+  }
+  return it->second.tensor();
+}
+
+// Region whole: the writer has computed `alias.output` into a fresh tensor;
+// its contents go into the input's buffer, and the output becomes that buffer.
+Status BindWholeAlias(std::unordered_map<std::string, Value>& values, const Alias& alias,
+                      std::unordered_set<std::string>& on_purpose, const std::string& where) {
+  PARITY_ASSIGN_OR_RETURN(Tensor buffer, AliasedBuffer(values, alias, where));
+  const Value& result = values[alias.output];
+  if (!result.is_tensor() || result.tensor().dtype() != buffer.dtype() ||
+      result.tensor().shape() != buffer.shape()) {
+    return InvalidArgument(where, ": in-place alias: output '", alias.output, "' is ", result.Description(),
+                           " but input '", alias.input, "' is ", buffer.Description(),
+                           "; sharing the whole buffer needs the same type and shape");
+  }
+  const Tensor fresh = result.tensor();
+  if (!fresh.SharesBufferWith(buffer)) {
+    CopyViewsOut(values, buffer, on_purpose);
+    if (buffer.dtype() == DataType::kString) {
+      buffer.mutable_strings() = fresh.strings();
+    } else {
+      std::copy(fresh.raw_bytes(), fresh.raw_bytes() + fresh.byte_size(), buffer.mutable_raw_bytes());
+    }
+  }
+  values[alias.output] = Value::FromTensor(buffer);
+  on_purpose.insert(alias.output);
+  return Status::Ok();
+}
+
+// Region scatter: TensorScatter writes its update rows straight into the
+// input's buffer, and the output is that buffer; nothing cache-sized is made.
+Status ScatterInPlace(const onnx::NodeProto& node, std::unordered_map<std::string, Value>& values,
+                      const Alias& alias, int64_t opset, std::unordered_set<std::string>& on_purpose,
+                      const std::string& where) {
+  PARITY_ASSIGN_OR_RETURN(Tensor buffer, AliasedBuffer(values, alias, where));
+  CopyViewsOut(values, buffer, on_purpose);
+  std::vector<const Value*> inputs;
+  for (const auto& name : node.input()) {
+    if (name.empty()) {
+      inputs.push_back(nullptr);
+      continue;
+    }
+    auto it = values.find(name);
+    if (it == values.end()) {
+      return InvalidModel(where, ": ", NodeLabel(node), " reads '", name, "', which has no value");
+    }
+    inputs.push_back(&it->second);
+  }
+  while (!inputs.empty() && inputs.back() == nullptr) inputs.pop_back();
+  KernelContext ctx(node, std::move(inputs), opset, [](const onnx::GraphProto&, const std::vector<Value>&) {
+    return StatusOr<std::vector<Value>>(Internal("TensorScatter runs no subgraph"));
+  });
+  Status written = ops::sequence::TensorScatterInPlace(ctx, buffer);
+  if (!written.ok()) return written.WithContext(where);
+  values[alias.output] = Value::FromTensor(buffer);
+  on_purpose.insert(alias.output);
+  return Status::Ok();
+}
+
 }  // namespace
 
 void CollectOuterReferences(const onnx::GraphProto& graph, std::vector<std::string>* names) {
@@ -138,13 +342,8 @@ StatusOr<std::vector<const onnx::NodeProto*>> TopologicalOrder(
   std::vector<std::vector<int>> consumers(n);
   std::vector<int> pending(n, 0);
   for (int i = 0; i < n; ++i) {
-    std::vector<std::string> reads(nodes[i].input().begin(), nodes[i].input().end());
-    for (const auto& a : nodes[i].attribute()) {
-      if (a.has_g()) CollectOuterReferences(a.g(), &reads);
-      for (const auto& g : a.graphs()) CollectOuterReferences(g, &reads);
-    }
     std::set<int> deps;
-    for (const auto& r : reads) {
+    for (const auto& r : NodeReads(nodes[i])) {
       auto it = producer.find(r);
       if (!r.empty() && it != producer.end()) deps.insert(it->second);
     }
@@ -271,7 +470,56 @@ StatusOr<std::vector<Value>> Evaluator::RunGraph(const onnx::GraphProto& graph, 
       return InvalidArgument(model_.name, ": graph input '", name, "' was given no value");
     }
   }
-  PARITY_RETURN_IF_ERROR(RunNodes(prepared->order, scope, opsets, depth));
+  if (top_level && !options_.in_place.empty()) {
+    // In-place mode: the aliased inputs' buffers (the caller's tensors) are
+    // written by their outputs' writers; see EvalOptions::in_place.
+    PARITY_ASSIGN_OR_RETURN(InPlacePlan plan, PlanInPlace(graph, prepared->order, options_, model_.name));
+    std::unordered_set<std::string> on_purpose;
+    for (const Alias& alias : options_.in_place) {
+      const int index = static_cast<int>(
+          std::find_if(graph.input().begin(), graph.input().end(),
+                       [&](const onnx::ValueInfoProto& i) { return i.name() == alias.input; }) -
+          graph.input().begin());
+      PARITY_ASSIGN_OR_RETURN(Tensor buffer, AliasedBuffer(scope.values, alias, model_.name));
+      if (static_cast<size_t>(index) >= inputs.size()) {
+        // Not given: the value is the initializer, kept for every later run,
+        // so this run writes a copy of it instead.
+        scope.values[alias.input] = Value::FromTensor(buffer.Clone());
+      } else {
+        // The caller's tensor is written, so any other input that is the
+        // same tensor gets a copy first (the first alias of it wins).
+        for (const auto& other : graph.input()) {
+          Value& v = scope.values[other.name()];
+          if (other.name() != alias.input && ValueSharesBuffer(v, buffer)) v = CopyOutOf(v, buffer);
+        }
+      }
+      on_purpose.insert(alias.input);
+    }
+    for (const onnx::NodeProto* node : plan.order) {
+      PARITY_RETURN_IF_ERROR(CheckDeadline());
+      auto writes = plan.writes.find(node);
+      if (writes == plan.writes.end()) {
+        PARITY_RETURN_IF_ERROR(RunNode(*node, scope, opsets, depth));
+        continue;
+      }
+      const std::vector<const Alias*>& aliases = writes->second;
+      if (aliases.size() == 1 && IsScatterWriter(*node, *aliases[0])) {
+        auto opset = opsets.find("");
+        PARITY_RETURN_IF_ERROR(ScatterInPlace(*node, scope.values, *aliases[0],
+                                              opset == opsets.end() ? 0 : opset->second, on_purpose, model_.name));
+        continue;
+      }
+      // Region whole, or a scatter region whose writer is not a TensorScatter
+      // of the aliased input (which ValidateAliases refuses; the checking
+      // mode runs it): compute as usual, then write the whole result.
+      PARITY_RETURN_IF_ERROR(RunNode(*node, scope, opsets, depth));
+      for (const Alias* alias : aliases) {
+        PARITY_RETURN_IF_ERROR(BindWholeAlias(scope.values, *alias, on_purpose, model_.name));
+      }
+    }
+  } else {
+    PARITY_RETURN_IF_ERROR(RunNodes(prepared->order, scope, opsets, depth));
+  }
   std::vector<Value> outputs;
   outputs.reserve(graph.output_size());
   for (const auto& o : graph.output()) {

@@ -1,0 +1,139 @@
+// The reference evaluator's adapter table (spec/abi/parity_adapter.h),
+// shared by the two libraries that serve it: "reference", which runs every
+// model functionally, and "reference_inplace", which honours the model's
+// aliasing annotations for the state bindings (spec/aliasing.md).
+//
+// Header-only because each adapters/<name>/ folder builds its own library
+// from its own sources; each library instantiates the table once.
+#pragma once
+
+#include <cstring>
+#include <iterator>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "adapters/reference/reference_session.h"
+#include "reference/eval/registry.h"
+
+struct parity_session {
+  std::unique_ptr<parity::adapters::ReferenceSession> reference;
+};
+
+namespace parity::adapters {
+
+// What tells the two libraries apart.
+struct ReferenceFlavour {
+  const char* name;         // parity_adapter_info.name
+  const char* description;  // of its one device, "cpu"
+  bool in_place;            // ReferenceSession's in-place mode; declared as honours_aliasing
+};
+
+// The table for `kFlavour` (a constant of static storage in the adapter's
+// own adapter.cc). Every host from ABI version 1 on can use it: a host reads
+// only the slots that struct_size covers.
+template <const ReferenceFlavour& kFlavour>
+class ReferenceAdapter {
+ public:
+  static const parity_adapter_api* Query(uint32_t host_abi_version) {
+    static const parity_adapter_api kApi = {
+        .abi_version = PARITY_ABI_VERSION,
+        .struct_size = sizeof(parity_adapter_api),
+        .status_code = StatusCodeOf,
+        .status_message = StatusMessageOf,
+        .release_status = ReleaseStatus,
+        .get_info = GetInfo,
+        .get_capabilities = GetCapabilities,
+        .create_session = CreateSession,
+        .run = Run,
+        .release_session = ReleaseSession,
+        .bind_state = BindState,
+        .read_state = ReadState,
+    };
+    return host_abi_version >= 1 ? &kApi : nullptr;
+  }
+
+ private:
+  // Every domain the registry has a kernel in, as "domain:*": it tries every
+  // operator of them and answers UNSUPPORTED, at run, for the few it has no
+  // kernel or function body for. Built once, on first use.
+  struct Capabilities {
+    std::vector<std::string> domains;
+    std::vector<const char*> operators;
+    parity_capabilities table{};
+
+    Capabilities() {
+      std::set<std::string> names;
+      for (const auto& [domain, op] : ReferenceRegistry().Operators()) {
+        names.insert((domain.empty() ? std::string("ai.onnx") : domain) + ":*");
+      }
+      domains.assign(names.begin(), names.end());
+      for (const auto& d : domains) operators.push_back(d.c_str());
+      table.operator_count = operators.size();
+      table.operators = operators.data();
+      table.data_type_count = 0;  // every data type
+      table.data_types = nullptr;
+      // It resolves entries for these targets and runs the result (reference_session.h).
+      table.variant_target_count = std::size(kReferenceVariantTargets);
+      table.variant_targets = kReferenceVariantTargets;
+      // Functional: outputs are always fresh buffers. In place: a kept state
+      // the annotations alias is written where it lies.
+      table.honours_aliasing = kFlavour.in_place ? 1 : 0;
+      table.can_forbid_fallback = 1;  // it never falls back
+    }
+  };
+
+  static bool IsOurDevice(const char* device) { return !device || !*device || std::strcmp(device, "cpu") == 0; }
+
+  static parity_status* GetInfo(const parity_adapter_info** info) {
+    static const parity_device_info kDevices[] = {{"cpu", "cpu", kFlavour.description}};
+    static const parity_adapter_info kInfo = {kFlavour.name, "1", "onnx-parity-reference", 1, kDevices};
+    *info = &kInfo;
+    return nullptr;
+  }
+
+  static parity_status* GetCapabilities(const char* device, const parity_capabilities** capabilities) {
+    if (!IsOurDevice(device)) {
+      return MakeStatus(PARITY_STATUS_DEVICE_UNAVAILABLE,
+                        std::string("device '") + device + "' is absent: the reference runs on 'cpu'");
+    }
+    static const Capabilities kCapabilities;
+    *capabilities = &kCapabilities.table;
+    return nullptr;
+  }
+
+  static parity_status* CreateSession(const void* model, size_t model_size, const parity_session_options* options,
+                                      parity_session** session, const parity_session_report** report) {
+    return Guarded("create_session", [&]() -> parity_status* {
+      auto created = ReferenceSession::Create(model, model_size, options, kFlavour.in_place);
+      if (!created.ok()) return ToAbiStatus(created.status());
+      auto* s = new parity_session{std::move(created).value()};
+      if (report) *report = s->reference->report();
+      *session = s;
+      return nullptr;
+    });
+  }
+
+  static parity_status* Run(parity_session* session, const parity_value* inputs, size_t input_count,
+                            const parity_value** outputs, size_t* output_count) {
+    return Guarded("run", [&]() -> parity_status* {
+      if (parity_status* failed = ToAbiStatus(session->reference->Run(inputs, input_count))) return failed;
+      *outputs = session->reference->outputs();
+      *output_count = session->reference->output_count();
+      return nullptr;
+    });
+  }
+
+  static void ReleaseSession(parity_session* session) { delete session; }
+
+  static parity_status* BindState(parity_session* session, const parity_state_binding* bindings, size_t count) {
+    return Guarded("bind_state", [&]() { return ToAbiStatus(session->reference->BindState(bindings, count)); });
+  }
+
+  static parity_status* ReadState(parity_session* session, const char* input, parity_value* value) {
+    return Guarded("read_state", [&]() { return ToAbiStatus(session->reference->ReadState(input, value)); });
+  }
+};
+
+}  // namespace parity::adapters
