@@ -52,6 +52,26 @@ build/parity run --adapter onnxruntime --cases build/corpus/variants/valid --out
 build/parity eval build/corpus/variants/valid --quiet --variant-targets org.onnxparity.reference,portable
 .venv/bin/python cases/variants/weight_sharing.py --check
 
+echo "== aliasing (spec/aliasing.md): validator, checking mode, stateful cases functional and in place"
+.venv/bin/python cases/aliasing/write_cases.py --out build/corpus/aliasing --parity build/parity --no-check
+build/parity check --cases build/corpus/aliasing/invalid
+build/parity check --cases build/corpus/aliasing/hazard
+build/parity check --cases build/corpus/aliasing/valid
+build/parity eval build/corpus/aliasing/valid --quiet --check-aliasing
+# Every hazard case is one whose result sharing changes: --check-aliasing must say so (exit 1).
+if build/parity eval build/corpus/aliasing/hazard --quiet --check-aliasing > build/results/aliasing-hazard.log; then
+  echo "parity eval --check-aliasing found no hazard in cases/aliasing hazard cases" >&2
+  exit 1
+fi
+# The steps in one session: the reference functionally and in place, each
+# step bit for bit the functional reference's; ONNX Runtime functionally,
+# its state kept by the Python worker.
+for adapter in reference reference_inplace onnxruntime; do
+  build/parity run --adapter "$adapter" --cases build/corpus/aliasing/valid --out "build/results/aliasing-$adapter" \
+    --fresh --jobs "$(nproc)" --progress quiet
+done
+.venv/bin/python cases/aliasing/same_every_step.py build/results/aliasing-reference build/results/aliasing-reference_inplace
+
 build/parity report build/results/reference build/results/onnxruntime --out build/results/report
 
 if [ "${PARITY_SKIP_SANITIZERS:-0}" != 1 ]; then
@@ -86,6 +106,13 @@ if [ "${PARITY_SKIP_SANITIZERS:-0}" != 1 ]; then
   build-asan/parity check --cases build/corpus/variants/valid --equivalence > build-asan/variants-valid.log
   build-asan/parity run --adapter reference --cases build/corpus/variants/valid --out build-asan/run-variants \
     --fresh --progress quiet --jobs "$(nproc)" --variant-targets "org.onnxparity.reference,portable"
+  # Aliasing: the rules on every annotated model, the checking mode, and the
+  # in-place adapter writing into kept buffers.
+  build-asan/parity check --cases build/corpus/aliasing/invalid > build-asan/aliasing-invalid.log
+  build-asan/parity eval build/corpus/aliasing/valid --quiet --check-aliasing > build-asan/aliasing-check.log
+  PARITY_TARGETS="parity parity-worker parity_adapter_reference_inplace" bash ci/build.sh build-asan
+  build-asan/parity run --adapter reference_inplace --cases build/corpus/aliasing/valid --out build-asan/run-aliasing \
+    --fresh --progress quiet --jobs "$(nproc)"
 fi
 echo "== all tests passed"
 echo "ci: ${unit_tests:-0} passed, 0 failed"

@@ -3,9 +3,32 @@
 
 namespace parity {
 
+namespace {
+
+// The operator case.json names for one output, or "".
+std::string OutputOperator(const CaseInfo& info, const std::string& output) {
+  if (!info.meta.contains("output_operators") || !info.meta["output_operators"].is_object()) return "";
+  const nlohmann::json& ops = info.meta["output_operators"];
+  return ops.contains(output) && ops[output].is_string() ? ops[output].get<std::string>() : "";
+}
+
+}  // namespace
+
+OutputFacts OutputOperatorFacts(const CaseInfo& info, const onnx::ModelProto& model, const KnownDims& dims,
+                                const KnownInts& ints) {
+  OutputFacts facts;
+  if (!info.meta.contains("output_operators") || !info.meta["output_operators"].is_object()) return facts;
+  for (const auto& [output, op] : info.meta["output_operators"].items()) {
+    if (op.is_string() && !facts.count(op.get<std::string>())) {
+      facts[op.get<std::string>()] = ShapeFactsFor(model, op.get<std::string>(), dims, ints);
+    }
+  }
+  return facts;
+}
+
 bool CompareDataSet(const DataSet& set, const std::vector<Value>& actual, const std::vector<std::string>& output_names,
                     const TolerancePolicy& policy, const ShapeFacts& facts, const CaseInfo& info,
-                    std::string_view adapter, CaseResult& r) {
+                    std::string_view adapter, CaseResult& r, const OutputFacts& output_facts) {
   if (actual.size() != set.outputs.size()) {
     r.state = CaseState::kFail;
     r.message = StrCat("produced ", actual.size(), " outputs, expected ", set.outputs.size());
@@ -18,7 +41,11 @@ bool CompareDataSet(const DataSet& set, const std::vector<Value>& actual, const 
     const size_t index = k < set.output_index.size() ? static_cast<size_t>(set.output_index[k]) : k;
     const std::string name = index < output_names.size() ? output_names[index] : StrCat("#", index);
     const DataType dtype = expected.is_tensor() ? expected.tensor().dtype() : DataType::kUndefined;
-    Tolerance tol = policy.For(r.op, dtype, facts, adapter);
+    const std::string output_op = OutputOperator(info, name);
+    const auto own_facts = output_facts.find(output_op);
+    const bool own = !output_op.empty() && own_facts != output_facts.end();
+    const ShapeFacts& used_facts = own ? own_facts->second : facts;
+    Tolerance tol = policy.For(own ? output_op : r.op, dtype, used_facts, adapter);
     if (info.meta.contains("tolerance")) {
       StatusOr<Tolerance> overridden = TolerancePolicy::ApplyOverride(tol, info.meta["tolerance"]);
       if (!overridden.ok()) {
@@ -33,8 +60,9 @@ bool CompareDataSet(const DataSet& set, const std::vector<Value>& actual, const 
     out["index"] = index;
     out["name"] = name;
     out["verdict"] = CompareVerdictName(cmp.verdict);
-    if (facts.reduced_length != 1 || facts.inner_dim != 1) {
-      out["shape_facts"] = {{"n", facts.reduced_length}, {"k", facts.inner_dim}};
+    if (own) out["operator"] = output_op;
+    if (used_facts.reduced_length != 1 || used_facts.inner_dim != 1) {
+      out["shape_facts"] = {{"n", used_facts.reduced_length}, {"k", used_facts.inner_dim}};
     }
     if (!cmp.message.empty()) out["message"] = cmp.message;
     r.outputs.push_back(std::move(out));

@@ -4,6 +4,8 @@
 // reference in process) and `parity run` (any adapter through a worker).
 #pragma once
 
+#include <map>
+
 #include <string_view>
 #include <vector>
 
@@ -11,6 +13,7 @@
 #include "harness/compare.h"
 #include "harness/expectations.h"
 #include "harness/results.h"
+#include "harness/shape_facts.h"
 
 namespace parity {
 
@@ -23,9 +26,22 @@ namespace parity {
 // scale with; each output's journal entry records them as "shape_facts" when
 // they are not both 1. Returns false when the case is decided and later data
 // sets need not run.
+//
+// case.json may name the operator of single outputs, "output_operators":
+// {"y": "Attention"}, when outputs of one case come from operators of other
+// tolerance families (a cache written by TensorScatter is exact; the
+// attention output beside it is not). `output_facts` holds the shape facts
+// for each such operator (OutputOperatorFacts); without an entry, an output
+// takes the case's operator and `facts`.
+using OutputFacts = std::map<std::string, ShapeFacts, std::less<>>;
 bool CompareDataSet(const DataSet& set, const std::vector<Value>& actual, const std::vector<std::string>& output_names,
                     const TolerancePolicy& policy, const ShapeFacts& facts, const CaseInfo& info,
-                    std::string_view adapter, CaseResult& r);
+                    std::string_view adapter, CaseResult& r, const OutputFacts& output_facts = {});
+
+// The shape facts of every operator case.json's "output_operators" names,
+// for the data set whose inputs filled `dims` and `ints`.
+OutputFacts OutputOperatorFacts(const CaseInfo& info, const onnx::ModelProto& model, const KnownDims& dims,
+                                const KnownInts& ints);
 
 // Turns an outcome into its expected form when an expectations entry covers
 // it (FAIL -> XFAIL; PASS -> XPASS). Returns false when the gate must see

@@ -98,7 +98,9 @@ nlohmann::json ToJson(const CaseResult& r) {
                             {"run_ms", s.run_ms},
                             {"run_peak_rss_kb", kb(s.run_peak_rss_kb)},
                             {"rss_kb", kb(s.rss_kb)},
-                            {"compared", s.compared}});
+                            {"compared", s.compared},
+                            {"max_ulp_error", s.max_ulp_error ? nlohmann::json(*s.max_ulp_error)
+                                                              : nlohmann::json(nullptr)}});
     }
   }
   if (!r.message.empty()) j["message"] = r.message;
@@ -169,6 +171,9 @@ StatusOr<CaseResult> CaseResultFromJson(const nlohmann::json& j) {
         for (const auto& name : item["compared"]) {
           if (name.is_string()) s.compared.push_back(name.get<std::string>());
         }
+      }
+      if (item.contains("max_ulp_error") && item["max_ulp_error"].is_number()) {
+        s.max_ulp_error = item["max_ulp_error"].get<double>();
       }
       r.steps.push_back(std::move(s));
     }

@@ -34,6 +34,9 @@ struct StepRecord {
   std::optional<int64_t> run_peak_rss_kb;
   std::optional<int64_t> rss_kb;
   std::vector<std::string> compared;  // the outputs compared at this step, by name
+  // The largest ULP error among them (0: every compared output equals its
+  // expected value bit for bit); unset when nothing was compared.
+  std::optional<double> max_ulp_error;
 };
 
 struct CaseResult {

@@ -117,13 +117,13 @@ TEST(ResultsTest, StepsAndStateReadbackRoundTrip) {
   r.dir = "cases/aliasing/test_kv_cache";
   r.state = CaseState::kPass;
   r.state_readback = "last";
-  r.steps.push_back({0, 1.5, 20480, 18000, {"logits"}});
-  r.steps.push_back({1, 1.25, std::nullopt, std::nullopt, {"logits", "present_key"}});
+  r.steps.push_back({0, 1.5, 20480, 18000, {"logits"}, 0.0});
+  r.steps.push_back({1, 1.25, std::nullopt, std::nullopt, {"logits", "present_key"}, 3.0});
   const json j = ToJson(r);
   EXPECT_EQ(j["state_readback"], "last");
   ASSERT_EQ(j["steps"].size(), 2u);
   EXPECT_EQ(j["steps"][0], json({{"step", 0}, {"run_ms", 1.5}, {"run_peak_rss_kb", 20480}, {"rss_kb", 18000},
-                                 {"compared", {"logits"}}}));
+                                 {"compared", {"logits"}}, {"max_ulp_error", 0.0}}));
   EXPECT_TRUE(j["steps"][1]["run_peak_rss_kb"].is_null());
 
   StatusOr<CaseResult> back = CaseResultFromJson(json::parse(DumpJson(j)));
@@ -134,6 +134,8 @@ TEST(ResultsTest, StepsAndStateReadbackRoundTrip) {
   EXPECT_EQ(back->steps[0].rss_kb, 18000);
   EXPECT_FALSE(back->steps[1].rss_kb.has_value());
   EXPECT_EQ(back->steps[1].compared, (std::vector<std::string>{"logits", "present_key"}));
+  EXPECT_EQ(back->steps[0].max_ulp_error, 0.0);
+  EXPECT_EQ(back->steps[1].max_ulp_error, 3.0);
   // What `parity merge` writes is what it read.
   EXPECT_EQ(ToJson(*back), j);
 

@@ -2,6 +2,7 @@
 #include "harness/run/case_runner.h"
 
 #include <chrono>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -282,6 +283,7 @@ bool RunSteps(StepRun& run, WorkerProcess* worker, WorkerSlot& slot, const std::
       *call->add_inputs() = std::move(v);
     }
     const ShapeFacts facts = ShapeFactsFor(run.proto, r.op, dims, ints);
+    const OutputFacts output_facts = OutputOperatorFacts(run.info, run.proto, dims, ints);
     StatusOr<protocol::Response> ran = worker->Call(request, std::max<int64_t>(left_ms(), 1));
     if (!ran.ok()) {
       RecordWorkerFailure(ran.status(), phase, worker, slot, settings.timeout_seconds, r);
@@ -347,8 +349,16 @@ bool RunSteps(StepRun& run, WorkerProcess* worker, WorkerSlot& slot, const std::
     if (compared.outputs.empty()) continue;
     const std::string before = r.message;
     const bool go_on =
-        CompareDataSet(compared, actual, run.output_names, *settings.policy, facts, run.info, settings.adapter, r);
+        CompareDataSet(compared, actual, run.output_names, *settings.policy, facts, run.info, settings.adapter, r,
+                       output_facts);
     if (r.message != before) r.message = StrCat(phase, ": ", r.message);
+    // The step's largest ULP error ("inf"/"nan" when not finite).
+    double worst = 0;
+    for (const auto& out : r.outputs) {
+      const auto& ulp = out.contains("max_ulp_error") ? out["max_ulp_error"] : nlohmann::json();
+      worst = ulp.is_number() ? std::max(worst, ulp.get<double>()) : std::numeric_limits<double>::infinity();
+    }
+    r.steps.back().max_ulp_error = worst;
     if (!go_on) return true;
   }
   return true;
@@ -551,6 +561,7 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
     KnownInts ints;
     for (const auto& v : inputs[s]) if (v.has_tensor()) NoteKnownTensor(v.name(), v.tensor(), dims, ints);
     const ShapeFacts facts = ShapeFactsFor(proto, r.op, dims, ints);
+    const OutputFacts output_facts = OutputOperatorFacts(info, proto, dims, ints);
     for (auto& v : inputs[s]) *request.mutable_run()->add_inputs() = std::move(v);
     StatusOr<protocol::Response> ran = (*worker)->Call(request, std::max<int64_t>(left_ms(), 1));
     const std::string phase = StrCat("run of ", fs::path((*sets)[s].dir).filename().string());
@@ -592,7 +603,10 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
       r.message = StrCat(phase, ": produced ", ran->run().outputs_size(), " outputs, expected ", (*sets)[s].outputs.size());
       break;
     }
-    if (!CompareDataSet((*sets)[s], actual, output_names, *settings.policy, facts, info, settings.adapter, r)) break;
+    if (!CompareDataSet((*sets)[s], actual, output_names, *settings.policy, facts, info, settings.adapter, r,
+                        output_facts)) {
+      break;
+    }
   }
   // The outputs are always compared with the main graph's; a backend must
   // also have selected what its targets call for (spec/variants.md).
