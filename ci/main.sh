@@ -2,7 +2,8 @@
 # The main job: ONNX's node corpus (from the pinned onnx package), the
 # generated function corpus (cases/functions/) and the valid variant-graph
 # cases (cases/variants/; the reference selects entries for its targets,
-# ONNX Runtime runs the main graphs) through the
+# ONNX Runtime runs the main graphs) and the stateful aliasing cases
+# (cases/aliasing/valid, their steps in one session) through the
 # CPU adapters, the reference evaluator and ONNX Runtime's CPU execution
 # provider, each in worker processes; one run folder per adapter
 # (out/reference/, out/onnxruntime/) and one report with both side by side
@@ -15,9 +16,11 @@ bash ci/build.sh build
 build/parity corpus onnx-node --out build/corpus/onnx_node
 .venv/bin/python cases/functions/write_cases.py --out build/corpus/functions --parity build/parity
 .venv/bin/python cases/variants/write_cases.py --out build/corpus/variants --parity build/parity
+.venv/bin/python cases/aliasing/write_cases.py --out build/corpus/aliasing --parity build/parity
 status=0
 for adapter in reference onnxruntime; do
   build/parity run --adapter "$adapter" --device cpu --cases build/corpus/onnx_node build/corpus/functions build/corpus/variants/valid \
+    build/corpus/aliasing/valid \
     --out "out/$adapter" --fresh --jobs "$(nproc)" \
     --expect "adapters/$adapter/expectations/onnx_node.json" --expect "adapters/$adapter/expectations/functions.json" \
     || status=$?
