@@ -76,7 +76,7 @@ build/parity report build/results/reference build/results/onnxruntime --out buil
 
 if [ "${PARITY_SKIP_SANITIZERS:-0}" != 1 ]; then
   echo "== AddressSanitizer and UndefinedBehaviorSanitizer"
-  PARITY_TARGETS="parity parity-worker parity_adapter_reference parity_tests" \
+  PARITY_TARGETS="parity parity-worker parity_adapter_reference parity_adapter_reference_inplace parity_tests" \
     bash ci/build.sh build-asan -DPARITY_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   build-asan/parity_tests
@@ -110,7 +110,6 @@ if [ "${PARITY_SKIP_SANITIZERS:-0}" != 1 ]; then
   # in-place adapter writing into kept buffers.
   build-asan/parity check --cases build/corpus/aliasing/invalid > build-asan/aliasing-invalid.log
   build-asan/parity eval build/corpus/aliasing/valid --quiet --check-aliasing > build-asan/aliasing-check.log
-  PARITY_TARGETS="parity parity-worker parity_adapter_reference_inplace" bash ci/build.sh build-asan
   build-asan/parity run --adapter reference_inplace --cases build/corpus/aliasing/valid --out build-asan/run-aliasing \
     --fresh --progress quiet --jobs "$(nproc)"
 fi
