@@ -141,13 +141,12 @@ class ReferenceSession {
       if (targets.empty()) targets.assign(std::begin(kReferenceVariantTargets), std::end(kReferenceVariantTargets));
       PARITY_ASSIGN_OR_RETURN(loaded, Resolve(loaded, targets, &decisions));
     }
-    std::vector<Alias> aliases;
-    if (in_place && HasAliases(*loaded.proto)) {
-      // ValidAliases assumes a model that passed the IR's rules.
-      if (std::vector<Status> problems = ValidateModel(loaded); !problems.empty()) return problems.front();
-      PARITY_ASSIGN_OR_RETURN(aliases, ValidAliases(loaded));
-    }
     PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> evaluator, Evaluator::Create(std::move(loaded)));
+    std::vector<Alias> aliases;
+    if (in_place && HasAliases(*evaluator->model().proto)) {
+      // Evaluator::Create has applied the IR's rules, which ValidAliases assumes.
+      PARITY_ASSIGN_OR_RETURN(aliases, ValidAliases(evaluator->model()));
+    }
     std::unique_ptr<ReferenceSession> session(new ReferenceSession(std::move(evaluator)));
     session->in_place_ = in_place;
     session->aliases_ = std::move(aliases);
