@@ -23,6 +23,7 @@
 #include "reference/eval/evaluator.h"
 #include "reference/eval/function_library.h"
 #include "reference/variants/variants.h"
+#include "reference/ops/reference_registry.h"
 
 namespace parity {
 namespace {
@@ -66,7 +67,7 @@ bool CheckSharing(const CaseInfo& info, const LoadedModel& model, const std::vec
   bool unchanged = true;
   for (const DataSet& set : sets) {
     const std::string label = info.name + " " + fs::path(set.dir).filename().string() + ": ";
-    StatusOr<AliasCheck> check = CheckAliasSharing(model, set.inputs);
+    StatusOr<AliasCheck> check = CheckAliasSharing(model, set.inputs, WithReferenceKernels());
     if (!check.ok()) {
       lines->push_back(label + "cannot check sharing: " + check.status().ToString());
       unchanged = false;
@@ -157,7 +158,7 @@ CaseResult EvaluateCase(CaseInfo info, const TolerancePolicy& policy, const Eval
     r.message = StrCat("no node of the model has a body in spec/functions/ (", r.op, ")");
     return r;
   }
-  StatusOr<std::unique_ptr<Evaluator>> evaluator = Evaluator::Create(*model, eval_options);
+  StatusOr<std::unique_ptr<Evaluator>> evaluator = Evaluator::Create(*model, WithReferenceKernels(eval_options));
   r.load_ms_cold = MillisecondsSince(load_start);
   if (!evaluator.ok()) {
     r.state = evaluator.status().code() == StatusCode::kUnimplemented ? CaseState::kUnsupported : CaseState::kFail;

@@ -7,6 +7,7 @@
 #include "harness/case_reader.h"
 #include "reference/eval/evaluator.h"
 #include "reference/model/tensor_io.h"
+#include "reference/ops/reference_registry.h"
 
 namespace parity {
 namespace {
@@ -18,7 +19,7 @@ Status WriteExpected(const CaseInfo& info, bool force) {
   PARITY_ASSIGN_OR_RETURN(std::vector<DataSet> sets, ReadDataSets(info, *model.proto));
   if (sets.empty()) return InvalidArgument(info.dir, ": no test_data_set_N folder to fill");
   const auto& graph = model.proto->graph();
-  PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> evaluator, Evaluator::Create(model));
+  PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> evaluator, Evaluator::Create(model, WithReferenceKernels()));
   for (const DataSet& set : sets) {
     if (!set.outputs.empty() && !force) {
       return InvalidArgument(set.dir, " already holds expected outputs; add --force to rewrite them");

@@ -17,6 +17,7 @@
 #include "reference/eval/evaluator.h"
 #include "reference/model/validator.h"
 #include "reference/variants/variants.h"
+#include "reference/ops/reference_registry.h"
 
 namespace parity {
 namespace {
@@ -71,7 +72,7 @@ StatusOr<std::vector<Value>> GenerateInputs(const onnx::GraphProto& graph) {
 }
 
 StatusOr<std::vector<Value>> RunModel(const LoadedModel& model, const std::vector<Value>& inputs) {
-  PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> evaluator, Evaluator::Create(model));
+  PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> evaluator, Evaluator::Create(model, WithReferenceKernels()));
   return evaluator->Run(inputs);
 }
 

@@ -16,6 +16,7 @@
 
 #include "adapters/reference/reference_session.h"
 #include "reference/eval/registry.h"
+#include "reference/ops/reference_registry.h"
 
 struct parity_session {
   std::unique_ptr<parity::adapters::ReferenceSession> reference;

@@ -23,6 +23,7 @@
 #include "reference/model/validator.h"
 #include "reference/variants/variants.h"
 #include "spec/abi/parity_adapter.h"
+#include "reference/ops/reference_registry.h"
 
 // The ABI's opaque status. Each adapter library has its own copy of this
 // definition; the version script keeps it private to the library.
@@ -141,7 +142,7 @@ class ReferenceSession {
       if (targets.empty()) targets.assign(std::begin(kReferenceVariantTargets), std::end(kReferenceVariantTargets));
       PARITY_ASSIGN_OR_RETURN(loaded, Resolve(loaded, targets, &decisions));
     }
-    PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> evaluator, Evaluator::Create(std::move(loaded)));
+    PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> evaluator, Evaluator::Create(std::move(loaded), WithReferenceKernels()));
     std::vector<Alias> aliases;
     if (in_place && HasAliases(*evaluator->model().proto)) {
       // Evaluator::Create has applied the IR's rules, which ValidAliases assumes.
@@ -200,7 +201,7 @@ class ReferenceSession {
         const size_t applied = shared.size();
         EvalOptions options;
         options.in_place = std::move(shared);
-        PARITY_ASSIGN_OR_RETURN(evaluator_, Evaluator::Create(evaluator_->model(), std::move(options)));
+        PARITY_ASSIGN_OR_RETURN(evaluator_, Evaluator::Create(evaluator_->model(), WithReferenceKernels(std::move(options))));
         in_place_aliases_ = applied;
       }
     }

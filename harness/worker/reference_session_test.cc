@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/worker/worker_test_util.h"
+#include "reference/ops/reference_registry.h"
 
 namespace parity::adapters {
 namespace {
@@ -79,7 +80,7 @@ bool EvaluatorWritesInPlace(const onnx::ModelProto& model) {
   if (!aliases.ok()) return false;
   EvalOptions options;
   options.in_place = *aliases;
-  auto evaluator = Evaluator::Create(loaded, options);
+  auto evaluator = Evaluator::Create(loaded, WithReferenceKernels(options));
   if (!evaluator.ok()) return false;
   auto past = Tensor::FromDoubles(DataType::kFloat, {1, 4, 2}, std::vector<double>(8, 0));
   auto update = Tensor::FromDoubles(DataType::kFloat, {1, 1, 2}, {1, 2});

@@ -21,14 +21,14 @@
 #include "onnx/onnx-ml.pb.h"
 #include "reference/core/status.h"
 #include "reference/core/value.h"
+#include "reference/eval/evaluator.h"
+#include "reference/model/alias_annotations.h"
 #include "reference/model/loader.h"
 
 namespace parity {
 
 // --- Rules (spec/aliasing.md, "Validity"). ----------------------------------
-// the value does not parse: a field that is not input/mode/region, a field
-// given twice, no input, an unknown mode or region, an empty output name
-inline constexpr char kAliasRuleKey[] = "ALIAS-KEY";
+// ALIAS-KEY (kAliasRuleKey) is the parser's, in reference/model/alias_annotations.h.
 // ir_version < 10: GraphProto.metadata_props does not exist before IR 10
 inline constexpr char kAliasRuleIr[] = "ALIAS-IR";
 // the output is not a graph output, the input not a graph input; the input
@@ -54,30 +54,6 @@ inline constexpr char kAliasRuleControlFlow[] = "ALIAS-CONTROL-FLOW";
 // past_cache (input 0) is the aliased input
 inline constexpr char kAliasRuleScatter[] = "ALIAS-SCATTER";
 
-inline constexpr char kAliasKeyPrefix[] = "ai.onnx.alias.";
-
-enum class AliasMode { kMay, kMust };
-enum class AliasRegion {
-  kWhole,    // the output may be written over the whole input buffer
-  kScatter,  // only the rows a TensorScatter writes change (linear or circular)
-};
-
-struct Alias {
-  std::string output;  // graph output
-  std::string input;   // graph input whose buffer it shares
-  AliasMode mode = AliasMode::kMay;
-  AliasRegion region = AliasRegion::kWhole;
-};
-
-// The annotations of `graph` (its own metadata_props only), in metadata
-// order; keys outside the prefix are ignored. An entry that does not parse
-// is an error (kInvalidModel, message starting with ALIAS-KEY).
-StatusOr<std::vector<Alias>> ReadAliases(const onnx::GraphProto& graph);
-
-// Whether any graph of the model (main graph, subgraphs, function bodies)
-// carries a key with kAliasKeyPrefix.
-bool HasAliases(const onnx::ModelProto& model);
-
 // Every rule above; each problem a kInvalidModel Status whose message starts
 // with its rule id. Empty: every annotation is valid. Assumes the model
 // passed ValidateModel (the IR rules).
@@ -102,6 +78,9 @@ struct AliasCheck {
 // write), on deep copies of the inputs. Compares every output bit for bit.
 // Does not call ValidateAliases: an invalid annotation is what it shows.
 // Errors: the model cannot run, or an annotation names values it lacks.
-StatusOr<AliasCheck> CheckAliasSharing(const LoadedModel& model, const std::vector<Value>& inputs);
+// `options` give the registry and the limits of both runs (their in_place
+// and writers_first are set here).
+StatusOr<AliasCheck> CheckAliasSharing(const LoadedModel& model, const std::vector<Value>& inputs,
+                                       const EvalOptions& options);
 
 }  // namespace parity

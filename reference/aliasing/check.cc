@@ -99,8 +99,7 @@ std::string ValueDifference(const Value& functional, const Value& shared) {
 // with `aliases` applied (empty where there is none).
 StatusOr<std::vector<std::string>> InPlaceDifferences(const LoadedModel& model, const std::vector<Value>& inputs,
                                                       const std::vector<Value>& functional,
-                                                      std::vector<Alias> aliases) {
-  EvalOptions options;
+                                                      std::vector<Alias> aliases, EvalOptions options) {
   options.in_place = std::move(aliases);
   options.writers_first = true;
   PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> evaluator, Evaluator::Create(model, std::move(options)));
@@ -127,16 +126,17 @@ std::string Sharing(const std::vector<const Alias*>& aliases) {
 
 }  // namespace
 
-StatusOr<AliasCheck> CheckAliasSharing(const LoadedModel& model, const std::vector<Value>& inputs) {
+StatusOr<AliasCheck> CheckAliasSharing(const LoadedModel& model, const std::vector<Value>& inputs,
+                                       const EvalOptions& options) {
   if (!model.proto) return Internal("CheckAliasSharing: no model");
   PARITY_ASSIGN_OR_RETURN(std::vector<Alias> aliases, ReadAliases(model.proto->graph()));
-  PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> functional_evaluator, Evaluator::Create(model));
+  PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> functional_evaluator, Evaluator::Create(model, options));
   StatusOr<std::vector<Value>> functional = functional_evaluator->Run(inputs);
   if (!functional.ok()) return functional.status().WithContext("the functional run");
   AliasCheck check;
   if (aliases.empty()) return check;
   PARITY_ASSIGN_OR_RETURN(std::vector<std::string> together,
-                          InPlaceDifferences(model, inputs, *functional, aliases));
+                          InPlaceDifferences(model, inputs, *functional, aliases, options));
   const bool any = std::any_of(together.begin(), together.end(), [](const std::string& d) { return !d.empty(); });
   if (!any) return check;
   // Name the annotation that changed each output: the one whose sharing
@@ -145,7 +145,7 @@ StatusOr<AliasCheck> CheckAliasSharing(const LoadedModel& model, const std::vect
   std::vector<std::vector<std::string>> alone;
   if (aliases.size() > 1) {
     for (const Alias& alias : aliases) {
-      PARITY_ASSIGN_OR_RETURN(std::vector<std::string> d, InPlaceDifferences(model, inputs, *functional, {alias}));
+      PARITY_ASSIGN_OR_RETURN(std::vector<std::string> d, InPlaceDifferences(model, inputs, *functional, {alias}, options));
       alone.push_back(std::move(d));
     }
   }

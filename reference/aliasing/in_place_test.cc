@@ -10,7 +10,8 @@
 #include "reference/aliasing/aliasing.h"
 #include "reference/eval/evaluator.h"
 #include "reference/model/text_syntax.h"
-#include "reference/ops/sequence/tensor_scatter.h"
+#include "reference/ops/attention/tensor_scatter.h"
+#include "reference/ops/reference_registry.h"
 
 namespace parity {
 namespace {
@@ -29,7 +30,7 @@ LoadedModel Load(std::string_view text, const std::vector<std::pair<std::string,
 
 StatusOr<std::vector<Value>> RunModel(const LoadedModel& model, const std::vector<Tensor>& inputs,
                                  EvalOptions options = {}) {
-  PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> evaluator, Evaluator::Create(model, std::move(options)));
+  PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> evaluator, Evaluator::Create(model, WithReferenceKernels(std::move(options))));
   std::vector<Value> values;
   for (const Tensor& t : inputs) values.push_back(Value::FromTensor(t));
   return evaluator->Run(values);
@@ -153,9 +154,9 @@ TEST(AliasInPlaceScatter, InPlaceFunctionNeedsTheCacheBuffer) {
   const Value update = Value::FromTensor(Iota({1, 1, 1}, 9));
   KernelContext ctx(node, {&past, &update}, 24, nullptr);
   Tensor elsewhere = past.tensor().Clone();
-  EXPECT_FALSE(ops::sequence::TensorScatterInPlace(ctx, elsewhere).ok());
+  EXPECT_FALSE(ops::attention::TensorScatterInPlace(ctx, elsewhere).ok());
   Tensor same = past.tensor();
-  ASSERT_TRUE(ops::sequence::TensorScatterInPlace(ctx, same).ok());
+  ASSERT_TRUE(ops::attention::TensorScatterInPlace(ctx, same).ok());
   EXPECT_EQ(past.tensor().ToDoubles(), (std::vector<double>{9, 1, 2}));
 }
 
@@ -259,7 +260,7 @@ TEST(AliasInPlaceCheck, FindsAReadAfterTheWrite) {
   const Tensor past = Filled({1, 1, 3, 2}, 0);
   std::vector<Value> inputs = {Value::FromTensor(past), Value::FromTensor(Filled({1, 1, 1, 2}, 5)),
                                Value::FromTensor(Tensor::FromInt64s({1}, {1}))};
-  StatusOr<AliasCheck> check = CheckAliasSharing(model, inputs);
+  StatusOr<AliasCheck> check = CheckAliasSharing(model, inputs, WithReferenceKernels());
   ASSERT_TRUE(check.ok()) << check.status().ToString();
   ASSERT_EQ(check->differences.size(), 1u);
   // y = past + 1 is 1 everywhere; read after the write, row 1 is 5 + 1.
@@ -282,7 +283,7 @@ TEST(AliasInPlaceCheck, NamesBothAliasesOfOneInput) {
                                  {{"a", "input=past"}, {"b", "input=past"}});
   std::vector<Value> inputs = {Value::FromTensor(Iota({1, 2, 1}, 1)), Value::FromTensor(Filled({1, 1, 1}, 10)),
                                Value::FromTensor(Filled({1, 1, 1}, 1))};
-  StatusOr<AliasCheck> check = CheckAliasSharing(model, inputs);
+  StatusOr<AliasCheck> check = CheckAliasSharing(model, inputs, WithReferenceKernels());
   ASSERT_TRUE(check.ok()) << check.status().ToString();
   ASSERT_FALSE(check->differences.empty());
   std::string all;
@@ -313,7 +314,7 @@ TEST(AliasInPlaceCheck, ValidModelsChangeNothing) {
                                        Value::FromTensor(Tensor::FromInt64s({2}, {2, 3}))});
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_TRUE(s->differences.empty()) << s->differences[0];
-  auto w = CheckAliasSharing(whole, {Value::FromTensor(Iota({2, 3})), Value::FromTensor(Filled({2, 3}, 2))});
+  auto w = CheckAliasSharing(whole, {Value::FromTensor(Iota({2, 3})), Value::FromTensor(Filled({2, 3}, 2))}, WithReferenceKernels());
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   EXPECT_TRUE(w->differences.empty()) << w->differences[0];
 }
@@ -331,7 +332,7 @@ TEST(AliasInPlaceErrors, NameTheValues) {
   const LoadedModel bad_key = Load(kLinearScatter, {{"present", "input=past;region=rows"}});
   std::vector<Value> values;
   for (const Tensor& t : inputs) values.push_back(Value::FromTensor(t));
-  auto check = CheckAliasSharing(bad_key, values);
+  auto check = CheckAliasSharing(bad_key, values, WithReferenceKernels());
   ASSERT_FALSE(check.ok());
   EXPECT_EQ(check.status().message().rfind(kAliasRuleKey, 0), 0u) << check.status().ToString();
 }

@@ -5,13 +5,13 @@
 #include <unordered_set>
 
 #include "reference/aliasing/aliasing.h"
-#include "reference/eval/evaluator.h"
-#include "reference/variants/graph_index.h"
+#include "reference/model/graph_index.h"
 
 namespace parity {
 namespace {
 
-using variants_internal::NodeLabel;
+using graph::HoldsGraphs;
+using graph::NodeLabel;
 
 std::string OutputOfKey(const std::string& key) { return key.substr(sizeof(kAliasKeyPrefix) - 1); }
 
@@ -72,31 +72,10 @@ std::vector<NestedAnnotation> CollectNested(const onnx::ModelProto& model) {
 
 class MainGraph {
  public:
-  explicit MainGraph(const onnx::GraphProto& graph) : graph_(graph) {
+  explicit MainGraph(const onnx::GraphProto& graph) : graph_(graph), index_(graph) {
     for (int i = 0; i < graph.input_size(); ++i) inputs_.emplace(graph.input(i).name(), i);
     for (int i = 0; i < graph.output_size(); ++i) outputs_.emplace(graph.output(i).name(), i);
     for (const auto& init : graph.initializer()) initializers_.insert(init.name());
-    const int count = graph.node_size();
-    reads_.resize(static_cast<size_t>(count));
-    for (int n = 0; n < count; ++n) {
-      const onnx::NodeProto& node = graph.node(n);
-      for (const auto& o : node.output()) {
-        if (o.empty()) continue;
-        made_by_[static_cast<size_t>(Intern(o))] = n;
-      }
-      // What the node reads: its inputs and what its subgraphs read from
-      // outside them, each once.
-      std::vector<std::string> names(node.input().begin(), node.input().end());
-      variants_internal::ForEachSubgraph(node, [&](const onnx::GraphProto& g) { CollectOuterReferences(g, &names); });
-      std::unordered_set<std::string> seen;
-      for (std::string& name : names) {
-        if (name.empty() || !seen.insert(name).second) continue;
-        const int32_t id = Intern(std::move(name));
-        reads_[static_cast<size_t>(n)].push_back(id);
-        readers_[static_cast<size_t>(id)].push_back(n);
-      }
-    }
-    mark_.assign(static_cast<size_t>(count), 0);
   }
 
   const onnx::GraphProto& graph() const { return graph_; }
@@ -110,55 +89,31 @@ class MainGraph {
   }
   bool initialized(const std::string& name) const { return initializers_.count(name) > 0; }
   int producer(const std::string& name) const {
-    auto it = ids_.find(name);
-    return it == ids_.end() ? -1 : made_by_[static_cast<size_t>(it->second)];
+    const int32_t id = index_.Find(name);
+    return id < 0 ? -1 : index_.producer(id);
   }
-  // Nodes that read `name`, directly or through their subgraphs, in node order.
-  const std::vector<int>& readers(const std::string& name) const {
-    static const std::vector<int> kNone;
-    auto it = ids_.find(name);
-    return it == ids_.end() ? kNone : readers_[static_cast<size_t>(it->second)];
+  // Nodes that read `name`, directly or through their subgraphs, in node
+  // order, each once.
+  std::vector<int> readers(const std::string& name) const {
+    std::vector<int> nodes;
+    const int32_t id = index_.Find(name);
+    if (id < 0) return nodes;
+    for (int32_t n : index_.consumers(id)) {
+      if (nodes.empty() || nodes.back() != n) nodes.push_back(n);
+    }
+    return nodes;
   }
   std::string Label(int n) const { return NodeLabel(graph_.node(n), n); }
 
-  // Marks the ancestors of node `writer` (the nodes that make, transitively,
-  // something it reads); is_ancestor answers until the next call.
-  void MarkAncestors(int writer) {
-    ++epoch_;
-    std::vector<int> stack = {writer};
-    while (!stack.empty()) {
-      const int n = stack.back();
-      stack.pop_back();
-      for (int32_t id : reads_[static_cast<size_t>(n)]) {
-        const int maker = made_by_[static_cast<size_t>(id)];
-        if (maker < 0 || mark_[static_cast<size_t>(maker)] == epoch_) continue;
-        mark_[static_cast<size_t>(maker)] = epoch_;
-        stack.push_back(maker);
-      }
-    }
-  }
-  bool is_ancestor(int n) const { return mark_[static_cast<size_t>(n)] == epoch_; }
+  // Marks the ancestors of node `writer`; is_ancestor answers until the next call.
+  void MarkAncestors(int writer) { index_.MarkAncestors(writer); }
+  bool is_ancestor(int n) const { return index_.is_ancestor(n); }
 
  private:
-  int32_t Intern(std::string name) {
-    auto it = ids_.find(name);
-    if (it != ids_.end()) return it->second;
-    const auto id = static_cast<int32_t>(readers_.size());
-    readers_.emplace_back();
-    made_by_.push_back(-1);
-    ids_.emplace(std::move(name), id);
-    return id;
-  }
-
   const onnx::GraphProto& graph_;
+  graph::GraphIndex index_;
   std::unordered_map<std::string, int> inputs_, outputs_;
   std::unordered_set<std::string> initializers_;
-  std::unordered_map<std::string, int32_t> ids_;  // names nodes make or read
-  std::vector<int> made_by_;                      // by id: the producing node, -1 for none
-  std::vector<std::vector<int>> readers_;         // by id
-  std::vector<std::vector<int32_t>> reads_;       // by node
-  std::vector<uint32_t> mark_;                    // by node: == epoch_ when an ancestor
-  uint32_t epoch_ = 0;
 };
 
 // --- ALIAS-TYPE. -------------------------------------------------------------
@@ -258,7 +213,7 @@ void CheckWriter(const Alias& alias, MainGraph& graph, bool check_reads, std::ve
   const onnx::NodeProto& node = graph.graph().node(writer);
   const std::string writer_text = StrCat("'", graph.Label(writer), "' (", node.op_type(), ")");
   bool holds_graphs = false;
-  for (const auto& attr : node.attribute()) holds_graphs = holds_graphs || variants_internal::HoldsGraphs(attr);
+  for (const auto& attr : node.attribute()) holds_graphs = holds_graphs || HoldsGraphs(attr);
   if (holds_graphs) {
     problems->push_back(InvalidModel(kAliasRuleControlFlow, head, ", and its writer ", writer_text,
                                      " holds subgraphs: the buffer would cross a control-flow boundary"));

@@ -3,12 +3,11 @@
 #include "reference/eval/evaluator.h"
 
 #include <algorithm>
-#include <queue>
-#include <set>
 #include <unordered_set>
 
+#include "reference/eval/in_place.h"
+#include "reference/model/graph.h"
 #include "reference/model/validator.h"
-#include "reference/ops/sequence/tensor_scatter.h"
 
 namespace parity {
 
@@ -36,35 +35,6 @@ struct Evaluator::FunctionBody {
 };
 
 namespace {
-
-std::string NodeLabel(const onnx::NodeProto& node) {
-  std::string label = "node '" + node.name() + "' (";
-  if (!node.domain().empty()) label += node.domain() + ".";
-  return label + node.op_type() + ")";
-}
-
-void CollectGraphReferences(const onnx::GraphProto& graph, std::unordered_set<std::string>& defined,
-                            std::vector<std::string>* names) {
-  std::unordered_set<std::string> local = defined;
-  for (const auto& i : graph.input()) local.insert(i.name());
-  for (const auto& i : graph.initializer()) local.insert(i.name());
-  for (const auto& i : graph.sparse_initializer()) local.insert(i.values().name());
-  for (const auto& n : graph.node()) {
-    for (const auto& o : n.output()) local.insert(o);
-  }
-  for (const auto& n : graph.node()) {
-    for (const auto& in : n.input()) {
-      if (!in.empty() && !local.count(in)) names->push_back(in);
-    }
-    for (const auto& a : n.attribute()) {
-      if (a.has_g()) CollectGraphReferences(a.g(), local, names);
-      for (const auto& g : a.graphs()) CollectGraphReferences(g, local, names);
-    }
-  }
-  for (const auto& o : graph.output()) {
-    if (!local.count(o.name())) names->push_back(o.name());
-  }
-}
 
 // Replaces attribute references (ref_attr_name) in a function body node with
 // the caller's attribute, or the function's default, or drops them.
@@ -121,271 +91,17 @@ void BlankAbsentInputs(onnx::NodeProto* node, const std::unordered_set<std::stri
   }
 }
 
-// The values a node reads: its inputs and what its subgraphs read from outside.
-std::vector<std::string> NodeReads(const onnx::NodeProto& node) {
-  std::vector<std::string> reads(node.input().begin(), node.input().end());
-  for (const auto& a : node.attribute()) {
-    if (a.has_g()) CollectOuterReferences(a.g(), &reads);
-    for (const auto& g : a.graphs()) CollectOuterReferences(g, &reads);
-  }
-  return reads;
-}
-
-// --- In-place mode (EvalOptions::in_place, spec/aliasing.md). ---------------
-
-// What the top-level graph's writers do in place, worked out once per run.
-struct InPlacePlan {
-  std::vector<const onnx::NodeProto*> order;
-  // The aliases each writer node computes (one node may write several).
-  std::unordered_map<const onnx::NodeProto*, std::vector<const Alias*>> writes;
-};
-
-bool IsScatterWriter(const onnx::NodeProto& node, const Alias& alias) {
-  return alias.region == AliasRegion::kScatter && node.op_type() == "TensorScatter" &&
-         CanonicalDomain(node.domain()).empty() && node.input_size() > 0 && node.input(0) == alias.input;
-}
-
-// `order` with each writer moved up to run right after its ancestors: the
-// ancestors of the first writer (in their order), that writer, the same for
-// the next writer, then every other node in its order. Still topological,
-// since `order` is and each node keeps its ancestors before it.
-std::vector<const onnx::NodeProto*> WritersFirst(const std::vector<const onnx::NodeProto*>& order,
-                                                 const InPlacePlan& plan) {
-  std::unordered_map<std::string, size_t> producer;
-  for (size_t i = 0; i < order.size(); ++i) {
-    for (const auto& o : order[i]->output()) {
-      if (!o.empty()) producer.emplace(o, i);
-    }
-  }
-  std::vector<char> emitted(order.size(), 0);
-  std::vector<const onnx::NodeProto*> result;
-  result.reserve(order.size());
-  for (size_t w = 0; w < order.size(); ++w) {
-    if (!plan.writes.count(order[w]) || emitted[w]) continue;
-    std::vector<char> ancestor(order.size(), 0);
-    std::vector<size_t> stack = {w};
-    while (!stack.empty()) {
-      const size_t i = stack.back();
-      stack.pop_back();
-      for (const auto& r : NodeReads(*order[i])) {
-        auto it = producer.find(r);
-        if (r.empty() || it == producer.end() || ancestor[it->second]) continue;
-        ancestor[it->second] = 1;
-        stack.push_back(it->second);
-      }
-    }
-    for (size_t i = 0; i < w; ++i) {
-      if (ancestor[i] && !emitted[i]) {
-        emitted[i] = 1;
-        result.push_back(order[i]);
-      }
-    }
-    emitted[w] = 1;
-    result.push_back(order[w]);
-  }
-  for (size_t i = 0; i < order.size(); ++i) {
-    if (!emitted[i]) result.push_back(order[i]);
-  }
-  return result;
-}
-
-StatusOr<InPlacePlan> PlanInPlace(const onnx::GraphProto& graph, const std::vector<const onnx::NodeProto*>& order,
-                                  const EvalOptions& options, const std::string& model_name) {
-  InPlacePlan plan;
-  std::unordered_map<std::string, const onnx::NodeProto*> producer;
-  for (const onnx::NodeProto* node : order) {
-    for (const auto& o : node->output()) {
-      if (!o.empty()) producer.emplace(o, node);
-    }
-  }
-  for (const Alias& alias : options.in_place) {
-    const bool is_input = std::any_of(graph.input().begin(), graph.input().end(),
-                                      [&](const onnx::ValueInfoProto& i) { return i.name() == alias.input; });
-    if (!is_input) {
-      return InvalidArgument(model_name, ": in-place alias of output '", alias.output, "' names input '",
-                             alias.input, "', which is not an input of the main graph");
-    }
-    auto writer = producer.find(alias.output);
-    if (writer == producer.end()) {
-      // An output that is the input itself shares its buffer already.
-      if (alias.output == alias.input) continue;
-      return InvalidArgument(model_name, ": in-place alias of output '", alias.output, "' to input '", alias.input,
-                             "': no node of the main graph computes '", alias.output, "'");
-    }
-    plan.writes[writer->second].push_back(&alias);
-  }
-  plan.order = options.writers_first ? WritersFirst(order, plan) : order;
-  return plan;
-}
-
-bool ValueSharesBuffer(const Value& value, const Tensor& buffer) {
-  switch (value.kind()) {
-    case Value::Kind::kTensor: return value.tensor().SharesBufferWith(buffer);
-    case Value::Kind::kSequence:
-      return std::any_of(value.sequence().begin(), value.sequence().end(),
-                         [&](const Value& e) { return ValueSharesBuffer(e, buffer); });
-    case Value::Kind::kOptional: return value.has_element() && ValueSharesBuffer(value.element(), buffer);
-  }
-  return false;
-}
-
-// `value` with every tensor in it that views `buffer` replaced by its own copy.
-Value CopyOutOf(const Value& value, const Tensor& buffer) {
-  switch (value.kind()) {
-    case Value::Kind::kTensor:
-      return value.tensor().SharesBufferWith(buffer) ? Value::FromTensor(value.tensor().Clone()) : value;
-    case Value::Kind::kSequence: {
-      std::vector<Value> elements;
-      for (const Value& e : value.sequence()) elements.push_back(CopyOutOf(e, buffer));
-      return Value::FromSequence(std::move(elements), value.sequence_element_type());
-    }
-    case Value::Kind::kOptional:
-      return value.has_element() ? Value::SomeOptional(CopyOutOf(value.element(), buffer)) : value;
-  }
-  return value;
-}
-
-// Before `buffer` is written: every value that views it gets its own copy,
-// so that it keeps the value it had, except the names that share the buffer
-// on purpose (the aliased inputs, and the outputs already bound to them).
-void CopyViewsOut(std::unordered_map<std::string, Value>& values, const Tensor& buffer,
-                  const std::unordered_set<std::string>& on_purpose) {
-  for (auto& [name, value] : values) {
-    if (!on_purpose.count(name) && ValueSharesBuffer(value, buffer)) value = CopyOutOf(value, buffer);
-  }
-}
-
-// The tensor of aliased input `alias.input`, which in-place writes go into.
-StatusOr<Tensor> AliasedBuffer(const std::unordered_map<std::string, Value>& values, const Alias& alias,
-                               const std::string& model_name) {
-  auto it = values.find(alias.input);
-  if (it == values.end() || !it->second.is_tensor() || !it->second.tensor().defined()) {
-    return InvalidArgument(model_name, ": in-place alias of output '", alias.output, "' needs input '", alias.input,
-                           "' as a tensor, got ",
-                           it == values.end() ? std::string("no value") : it->second.Description());
-  }
-  return it->second.tensor();
-}
-
-// Region whole: the writer has computed `alias.output` into a fresh tensor;
-// its contents go into the input's buffer, and the output becomes that buffer.
-Status BindWholeAlias(std::unordered_map<std::string, Value>& values, const Alias& alias,
-                      std::unordered_set<std::string>& on_purpose, const std::string& where) {
-  PARITY_ASSIGN_OR_RETURN(Tensor buffer, AliasedBuffer(values, alias, where));
-  const Value& result = values[alias.output];
-  if (!result.is_tensor() || result.tensor().dtype() != buffer.dtype() ||
-      result.tensor().shape() != buffer.shape()) {
-    return InvalidArgument(where, ": in-place alias: output '", alias.output, "' is ", result.Description(),
-                           " but input '", alias.input, "' is ", buffer.Description(),
-                           "; sharing the whole buffer needs the same type and shape");
-  }
-  const Tensor fresh = result.tensor();
-  if (!fresh.SharesBufferWith(buffer)) {
-    CopyViewsOut(values, buffer, on_purpose);
-    if (buffer.dtype() == DataType::kString) {
-      buffer.mutable_strings() = fresh.strings();
-    } else {
-      std::copy(fresh.raw_bytes(), fresh.raw_bytes() + fresh.byte_size(), buffer.mutable_raw_bytes());
-    }
-  }
-  values[alias.output] = Value::FromTensor(buffer);
-  on_purpose.insert(alias.output);
-  return Status::Ok();
-}
-
-// Region scatter: TensorScatter writes its update rows straight into the
-// input's buffer, and the output is that buffer; nothing cache-sized is made.
-Status ScatterInPlace(const onnx::NodeProto& node, std::unordered_map<std::string, Value>& values,
-                      const Alias& alias, int64_t opset, std::unordered_set<std::string>& on_purpose,
-                      const std::string& where) {
-  PARITY_ASSIGN_OR_RETURN(Tensor buffer, AliasedBuffer(values, alias, where));
-  CopyViewsOut(values, buffer, on_purpose);
-  std::vector<const Value*> inputs;
-  for (const auto& name : node.input()) {
-    if (name.empty()) {
-      inputs.push_back(nullptr);
-      continue;
-    }
-    auto it = values.find(name);
-    if (it == values.end()) {
-      return InvalidModel(where, ": ", NodeLabel(node), " reads '", name, "', which has no value");
-    }
-    inputs.push_back(&it->second);
-  }
-  while (!inputs.empty() && inputs.back() == nullptr) inputs.pop_back();
-  KernelContext ctx(node, std::move(inputs), opset, [](const onnx::GraphProto&, const std::vector<Value>&) {
-    return StatusOr<std::vector<Value>>(Internal("TensorScatter runs no subgraph"));
-  });
-  Status written = ops::sequence::TensorScatterInPlace(ctx, buffer);
-  if (!written.ok()) return written.WithContext(where);
-  values[alias.output] = Value::FromTensor(buffer);
-  on_purpose.insert(alias.output);
-  return Status::Ok();
-}
-
 }  // namespace
 
-void CollectOuterReferences(const onnx::GraphProto& graph, std::vector<std::string>* names) {
-  std::unordered_set<std::string> none;
-  CollectGraphReferences(graph, none, names);
-}
-
-StatusOr<std::vector<const onnx::NodeProto*>> TopologicalOrder(
-    const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, const std::string& where) {
-  const int n = nodes.size();
-  std::unordered_map<std::string, int> producer;
-  for (int i = 0; i < n; ++i) {
-    for (const auto& o : nodes[i].output()) {
-      if (!o.empty()) producer.emplace(o, i);
-    }
-  }
-  std::vector<std::vector<int>> consumers(n);
-  std::vector<int> pending(n, 0);
-  for (int i = 0; i < n; ++i) {
-    std::set<int> deps;
-    for (const auto& r : NodeReads(nodes[i])) {
-      auto it = producer.find(r);
-      if (!r.empty() && it != producer.end()) deps.insert(it->second);
-    }
-    for (int d : deps) {
-      consumers[d].push_back(i);
-      ++pending[i];
-    }
-  }
-  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
-  for (int i = 0; i < n; ++i) {
-    if (pending[i] == 0) ready.push(i);
-  }
-  std::vector<const onnx::NodeProto*> order;
-  order.reserve(n);
-  while (!ready.empty()) {
-    const int i = ready.top();
-    ready.pop();
-    order.push_back(&nodes[i]);
-    for (int c : consumers[i]) {
-      if (--pending[c] == 0) ready.push(c);
-    }
-  }
-  if (static_cast<int>(order.size()) != n) {
-    std::string cycle;
-    int shown = 0;
-    for (int i = 0; i < n && shown < 8; ++i) {
-      if (pending[i] > 0) {
-        cycle += (shown++ ? ", " : "") + NodeLabel(nodes[i]);
-      }
-    }
-    return InvalidModel(where, ": the graph has a cycle through ", cycle);
-  }
-  return order;
-}
-
 Evaluator::Evaluator(LoadedModel model, EvalOptions options) : model_(std::move(model)), options_(options) {
-  if (!options_.registry) options_.registry = &ReferenceRegistry();
   if (!options_.functions) options_.functions = &FunctionLibrary::Standard();
 }
 
 StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(LoadedModel model, EvalOptions options) {
   if (!model.proto) return Internal("Evaluator::Create: no model");
+  // The kernels come from the caller (the reference's are in
+  // reference/ops/reference_registry.h): this layer knows no operator.
+  if (!options.registry) return Internal("Evaluator::Create: EvalOptions.registry is not set");
   // Never run a model that breaks the IR's rules: cycles, unknown values and
   // sizes over the memory limit are refused here, before any allocation.
   std::vector<Status> problems = ValidateModel(model);
@@ -413,7 +129,7 @@ StatusOr<std::shared_ptr<const Evaluator::PreparedGraph>> Evaluator::Prepare(con
   }
   auto prepared = std::make_shared<PreparedGraph>();
   const std::string where = model_.name + ": graph '" + graph.name() + "'";
-  PARITY_ASSIGN_OR_RETURN(prepared->order, TopologicalOrder(graph.node(), where));
+  PARITY_ASSIGN_OR_RETURN(prepared->order, graph::TopologicalOrder(graph.node(), where));
   ExternalDataPolicy policy{model_.base_dir};
   for (const auto& init : graph.initializer()) {
     StatusOr<Tensor> t = TensorFromProto(init, policy);
@@ -473,50 +189,15 @@ StatusOr<std::vector<Value>> Evaluator::RunGraph(const onnx::GraphProto& graph, 
   if (top_level && !options_.in_place.empty()) {
     // In-place mode: the aliased inputs' buffers (the caller's tensors) are
     // written by their outputs' writers; see EvalOptions::in_place.
-    PARITY_ASSIGN_OR_RETURN(InPlacePlan plan, PlanInPlace(graph, prepared->order, options_, model_.name));
-    std::unordered_set<std::string> on_purpose;
-    for (const Alias& alias : options_.in_place) {
-      const int index = static_cast<int>(
-          std::find_if(graph.input().begin(), graph.input().end(),
-                       [&](const onnx::ValueInfoProto& i) { return i.name() == alias.input; }) -
-          graph.input().begin());
-      PARITY_ASSIGN_OR_RETURN(Tensor buffer, AliasedBuffer(scope.values, alias, model_.name));
-      if (static_cast<size_t>(index) >= inputs.size()) {
-        // Not given: the value is the initializer, kept for every later run,
-        // so this run writes a copy of it instead.
-        scope.values[alias.input] = Value::FromTensor(buffer.Clone());
-      } else {
-        // The caller's tensor is written, so any other input that is the
-        // same tensor gets a copy first (the first alias of it wins).
-        for (const auto& other : graph.input()) {
-          Value& v = scope.values[other.name()];
-          if (other.name() != alias.input && ValueSharesBuffer(v, buffer)) v = CopyOutOf(v, buffer);
-        }
-      }
-      on_purpose.insert(alias.input);
-    }
-    for (const onnx::NodeProto* node : plan.order) {
-      PARITY_RETURN_IF_ERROR(CheckDeadline());
-      auto writes = plan.writes.find(node);
-      if (writes == plan.writes.end()) {
-        PARITY_RETURN_IF_ERROR(RunNode(*node, scope, opsets, depth));
-        continue;
-      }
-      const std::vector<const Alias*>& aliases = writes->second;
-      if (aliases.size() == 1 && IsScatterWriter(*node, *aliases[0])) {
-        auto opset = opsets.find("");
-        PARITY_RETURN_IF_ERROR(ScatterInPlace(*node, scope.values, *aliases[0],
-                                              opset == opsets.end() ? 0 : opset->second, on_purpose, model_.name));
-        continue;
-      }
-      // Region whole, or a scatter region whose writer is not a TensorScatter
-      // of the aliased input (which ValidateAliases refuses; the checking
-      // mode runs it): compute as usual, then write the whole result.
-      PARITY_RETURN_IF_ERROR(RunNode(*node, scope, opsets, depth));
-      for (const Alias* alias : aliases) {
-        PARITY_RETURN_IF_ERROR(BindWholeAlias(scope.values, *alias, on_purpose, model_.name));
-      }
-    }
+    PARITY_ASSIGN_OR_RETURN(InPlacePlan plan, PlanInPlace(graph, prepared->order, options_.in_place,
+                                                          options_.writers_first, model_.name));
+    InPlaceContext context;
+    context.registry = options_.registry;
+    context.opsets = &opsets;
+    context.run_node = [&](const onnx::NodeProto& node) { return RunNode(node, scope, opsets, depth); };
+    context.check_deadline = [this] { return CheckDeadline(); };
+    context.model_name = model_.name;
+    PARITY_RETURN_IF_ERROR(RunInPlace(graph, inputs.size(), options_.in_place, plan, scope.values, context));
   } else {
     PARITY_RETURN_IF_ERROR(RunNodes(prepared->order, scope, opsets, depth));
   }
@@ -548,7 +229,7 @@ Status Evaluator::RunNode(const onnx::NodeProto& node, Scope& scope, const Opset
       continue;
     }
     const Value* v = scope.Find(name);
-    if (!v) return InvalidModel(model_.name, ": ", NodeLabel(node), " reads '", name, "', which has no value");
+    if (!v) return InvalidModel(model_.name, ": ", graph::DescribeNode(node), " reads '", name, "', which has no value");
     inputs.push_back(v);
   }
   // Trailing absent inputs are the same as inputs not given at all.
@@ -561,7 +242,7 @@ Status Evaluator::RunNode(const onnx::NodeProto& node, Scope& scope, const Opset
   if (local != local_functions_.end()) {
     outputs = CallFunction(*local->second, node, inputs, opsets, depth + 1);
   } else if (opset_it == opsets.end()) {
-    return InvalidModel(model_.name, ": ", NodeLabel(node), " uses domain '", node.domain(),
+    return InvalidModel(model_.name, ": ", graph::DescribeNode(node), " uses domain '", node.domain(),
                         "', which the opset imports do not name");
   } else if (const onnx::FunctionProto* f = options_.prefer_function_bodies
                                                 ? options_.functions->Find(domain, node.op_type(), node.overload())
@@ -583,11 +264,11 @@ Status Evaluator::RunNode(const onnx::NodeProto& node, Scope& scope, const Opset
     const Status& s = outputs.status();
     // Kernel errors already name the node; add the model for context.
     if (s.message().rfind("node '", 0) == 0) return s.WithContext(model_.name);
-    return s.WithContext(model_.name + ": " + NodeLabel(node));
+    return s.WithContext(model_.name + ": " + graph::DescribeNode(node));
   }
   std::vector<Value>& values = *outputs;
   if (values.size() > static_cast<size_t>(node.output_size())) {
-    return Internal(model_.name, ": ", NodeLabel(node), " produced ", values.size(), " outputs for ",
+    return Internal(model_.name, ": ", graph::DescribeNode(node), " produced ", values.size(), " outputs for ",
                     node.output_size(), " declared");
   }
   for (size_t i = 0; i < values.size(); ++i) {
@@ -615,7 +296,7 @@ StatusOr<std::shared_ptr<const Evaluator::FunctionBody>> Evaluator::InstantiateB
     if (!absent.empty()) BlankAbsentInputs(&n, absent);
   }
   PARITY_ASSIGN_OR_RETURN(body->order,
-                          TopologicalOrder(body->nodes, "function " + function.domain() + "." + function.name()));
+                          graph::TopologicalOrder(body->nodes, "function " + function.domain() + "." + function.name()));
   // The body's subgraphs are prepared (and cached) by address, so the body
   // must outlive every run: it is kept for the evaluator's lifetime.
   std::lock_guard<std::mutex> lock(prepared_mutex_);

@@ -14,16 +14,18 @@
 #include <unordered_map>
 #include <vector>
 
-#include "reference/aliasing/aliasing.h"
 #include "reference/eval/function_library.h"
 #include "reference/eval/registry.h"
+#include "reference/model/alias_annotations.h"
 #include "reference/model/loader.h"
 #include "reference/model/tensor_io.h"
 
 namespace parity {
 
 struct EvalOptions {
-  const OpRegistry* registry = nullptr;        // null: ReferenceRegistry()
+  // The kernels; required (the reference's: ReferenceRegistry() of
+  // reference/ops/reference_registry.h, passed in by the layer above).
+  const OpRegistry* registry = nullptr;
   const FunctionLibrary* functions = nullptr;  // null: FunctionLibrary::Standard()
   int max_call_depth = 64;                     // nested function calls and subgraphs
   // A run that is still going after this many seconds stops with
@@ -100,14 +102,5 @@ class Evaluator {
                    std::shared_ptr<const FunctionBody>>
       bodies_;
 };
-
-// Nodes in an order where each runs after the producers of its inputs
-// (including values its subgraphs use), keeping the given order where it
-// already is one. An error names the nodes of a cycle.
-StatusOr<std::vector<const onnx::NodeProto*>> TopologicalOrder(
-    const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, const std::string& where);
-
-// Names a subgraph reads from outside itself (recursively through nested subgraphs).
-void CollectOuterReferences(const onnx::GraphProto& graph, std::vector<std::string>* names);
 
 }  // namespace parity

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "reference/model/text_syntax.h"
+#include "reference/ops/reference_registry.h"
 
 namespace parity {
 namespace {
@@ -14,7 +15,7 @@ StatusOr<std::vector<Value>> RunText(const std::string& text, const std::vector<
                                      EvalOptions options = {}) {
   PARITY_ASSIGN_OR_RETURN(onnx::ModelProto proto, ParseModelText(text));
   LoadedModel model{std::make_shared<onnx::ModelProto>(proto), "test model", ""};
-  PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> evaluator, Evaluator::Create(model, options));
+  PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> evaluator, Evaluator::Create(model, WithReferenceKernels(options)));
   std::vector<Value> values;
   for (const auto& t : inputs) values.push_back(Value::FromTensor(t));
   return evaluator->Run(values);

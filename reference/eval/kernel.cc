@@ -1,6 +1,7 @@
 // KernelContext: attribute access and input checks shared by all kernels.
 #include "reference/eval/kernel.h"
 
+#include "reference/model/graph.h"
 #include "reference/model/tensor_io.h"
 
 namespace parity {
@@ -67,10 +68,6 @@ const onnx::GraphProto* KernelContext::GetGraph(std::string_view name) const {
   return a && a->has_g() ? &a->g() : nullptr;
 }
 
-std::string KernelContext::NodeLabel() const {
-  std::string label = "node '" + node_.name() + "' (";
-  if (!node_.domain().empty()) label += node_.domain() + ".";
-  return label + node_.op_type() + ")";
-}
+std::string KernelContext::NodeLabel() const { return graph::DescribeNode(node_); }
 
 }  // namespace parity

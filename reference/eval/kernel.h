@@ -82,4 +82,11 @@ class KernelContext {
 // fewer than output_count() when the missing trailing outputs are not requested.
 using Kernel = std::function<StatusOr<std::vector<Value>>(const KernelContext&)>;
 
+// The in-place form of a kernel whose output 0 may share the buffer of its
+// input 0 (spec/aliasing.md, region "scatter"): it writes only what the
+// kernel would change straight into `buffer`, which shares the buffer of
+// input 0, after the same checks; on an error nothing has been written.
+// The evaluator's in-place mode calls it instead of the kernel.
+using InPlaceKernel = std::function<Status(const KernelContext&, Tensor& buffer)>;
+
 }  // namespace parity

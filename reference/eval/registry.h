@@ -10,11 +10,9 @@
 #include <vector>
 
 #include "reference/eval/kernel.h"
+#include "reference/model/graph.h"
 
 namespace parity {
-
-// "" and "ai.onnx" name the same domain; both are stored as "".
-std::string_view CanonicalDomain(std::string_view domain);
 
 class OpRegistry {
  public:
@@ -30,15 +28,21 @@ class OpRegistry {
   const Kernel* Find(std::string_view domain, std::string_view op_type, int64_t opset,
                      int* since_version = nullptr) const;
   bool Knows(std::string_view domain, std::string_view op_type) const;
+
+  // The slot of in-place forms (kernel.h, InPlaceKernel), by the same rule
+  // of versions as the kernels.
+  void RegisterInPlace(std::string_view domain, std::string_view op_type, int since_version, InPlaceKernel kernel);
+  void RegisterInPlace(std::string_view op_type, int since_version, InPlaceKernel kernel) {
+    RegisterInPlace("", op_type, since_version, std::move(kernel));
+  }
+  const InPlaceKernel* FindInPlace(std::string_view domain, std::string_view op_type, int64_t opset) const;
   // (domain, op_type) pairs with at least one kernel, sorted.
   std::vector<std::pair<std::string, std::string>> Operators() const;
 
  private:
   // (domain, op_type) -> since_version -> kernel
   std::map<std::pair<std::string, std::string>, std::map<int, Kernel>, std::less<>> kernels_;
+  std::map<std::pair<std::string, std::string>, std::map<int, InPlaceKernel>, std::less<>> in_place_;
 };
-
-// The registry with every kernel of the reference evaluator (built once).
-const OpRegistry& ReferenceRegistry();
 
 }  // namespace parity

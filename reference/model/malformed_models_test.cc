@@ -10,6 +10,7 @@
 #include "reference/eval/evaluator.h"
 #include "reference/model/loader.h"
 #include "reference/model/validator.h"
+#include "reference/ops/reference_registry.h"
 
 namespace parity {
 namespace {
@@ -19,7 +20,7 @@ std::string FirstError(const std::string& path) {
   if (!model.ok()) return model.status().ToString();
   std::vector<Status> problems = ValidateModel(*model);
   if (!problems.empty()) return problems[0].ToString();
-  StatusOr<std::unique_ptr<Evaluator>> evaluator = Evaluator::Create(*model);
+  StatusOr<std::unique_ptr<Evaluator>> evaluator = Evaluator::Create(*model, WithReferenceKernels());
   if (!evaluator.ok()) return evaluator.status().ToString();
   StatusOr<Tensor> x = Tensor::FromDoubles(DataType::kFloat, {4}, {1, -2, 3, -4});
   StatusOr<std::vector<Value>> out = (*evaluator)->Run({Value::FromTensor(*x)});
@@ -51,7 +52,7 @@ TEST(MalformedModelsTest, BaseModelRunsWhenUnbroken) {
   onnx::ModelProto fixed = *model->proto;
   fixed.mutable_graph()->mutable_initializer(0)->mutable_external_data()->RemoveLast();
   LoadedModel loaded{std::make_shared<onnx::ModelProto>(fixed), "fixed", dir + "/external_out_of_range"};
-  StatusOr<std::unique_ptr<Evaluator>> evaluator = Evaluator::Create(loaded);
+  StatusOr<std::unique_ptr<Evaluator>> evaluator = Evaluator::Create(loaded, WithReferenceKernels());
   ASSERT_TRUE(evaluator.ok()) << evaluator.status().ToString();
   StatusOr<Tensor> x = Tensor::FromDoubles(DataType::kFloat, {4}, {1, -2, 3, -4});
   StatusOr<std::vector<Value>> out = (*evaluator)->Run({Value::FromTensor(*x)});

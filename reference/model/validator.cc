@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <numeric>
 #include <memory>
 #include <new>
 #include <optional>
@@ -22,7 +23,7 @@
 #endif
 
 #include "reference/core/tensor.h"
-#include "reference/eval/registry.h"
+#include "reference/model/graph.h"
 #include "reference/model/op_schemas.h"
 #include "reference/model/tensor_io.h"
 
@@ -143,17 +144,12 @@ bool Visible(const Scope* scope, std::string_view name, size_t hash) {
 
 // "node 3 'name' (domain.Op)", as problems name a node; with no index (-1),
 // "node 'name' (domain.Op)", as a cycle lists its nodes.
+// How problems name a node (graph::DescribeNode), written out only when one is reported.
 struct NodeName {
   const onnx::NodeProto& node;
   int index = -1;
 };
-std::ostream& operator<<(std::ostream& out, const NodeName& n) {
-  out << "node ";
-  if (n.index >= 0) out << n.index << " ";
-  out << "'" << n.node.name() << "' (";
-  if (!n.node.domain().empty()) out << n.node.domain() << ".";
-  return out << n.node.op_type() << ")";
-}
+std::ostream& operator<<(std::ostream& out, const NodeName& n) { return out << graph::DescribeNode(n.node, n.index); }
 
 // A place in the model (graph, node, attribute, value): a chain of views
 // written out only when a problem about it is reported.
@@ -202,49 +198,10 @@ std::ostream& operator<<(std::ostream& out, const SchemaLabel& l) {
 // non-empty one, in no particular order; stops when read returns false.
 template <typename Read>
 bool ForEachOuterRead(const onnx::NodeProto& node, Read&& read) {
-  struct Frame {
-    int parent;
-    NameTable names;
-  };
-  std::vector<Frame> frames;
-  std::vector<std::pair<const onnx::GraphProto*, int>> pending;
-  auto add_subgraphs = [&](const onnx::NodeProto& n, int parent) {
-    for (const auto& a : n.attribute()) {
-      if (a.has_g()) pending.emplace_back(&a.g(), parent);
-      for (const auto& g : a.graphs()) pending.emplace_back(&g, parent);
-    }
-  };
-  add_subgraphs(node, -1);
-  auto outer = [&](int frame, const std::string& name) {
-    if (name.empty()) return false;
-    const size_t hash = HashName(name);
-    for (; frame >= 0; frame = frames[frame].parent) {
-      if (frames[frame].names.Find(name, hash)) return false;
-    }
-    return true;
-  };
-  while (!pending.empty()) {
-    const auto [graph, parent] = pending.back();
-    pending.pop_back();
-    const int self = static_cast<int>(frames.size());
-    frames.push_back(Frame{parent, NameTable(graph->input_size() + graph->initializer_size() +
-                                             graph->sparse_initializer_size() + graph->node_size())});
-    NameTable& names = frames.back().names;
-    for (const auto& i : graph->input()) names.Insert(i.name());
-    for (const auto& t : graph->initializer()) names.Insert(t.name());
-    for (const auto& s : graph->sparse_initializer()) names.Insert(s.values().name());
-    for (const auto& n : graph->node()) {
-      for (const auto& o : n.output()) names.Insert(o);
-    }
-    for (const auto& n : graph->node()) {
-      for (const auto& in : n.input()) {
-        if (outer(self, in) && !read(in)) return false;
-      }
-      add_subgraphs(n, self);
-    }
-    for (const auto& o : graph->output()) {
-      if (outer(self, o.name()) && !read(o.name())) return false;
-    }
+  std::vector<std::string_view> reads;
+  graph::CollectSubgraphOuterReads(node, &reads);
+  for (std::string_view name : reads) {
+    if (!read(name)) return false;
   }
   return true;
 }
@@ -461,7 +418,7 @@ class Validator {
   // Whether node `index` reads, through its subgraphs, only values that
   // earlier nodes of `names`' graph produce.
   static bool SubgraphsReadOnlyEarlier(const onnx::NodeProto& node, int index, const NameTable& names) {
-    return ForEachOuterRead(node, [&](const std::string& name) {
+    return ForEachOuterRead(node, [&](std::string_view name) {
       const NameTable::Entry* e = names.Find(name);
       return !e || e->producer() < index;
     });
@@ -569,47 +526,23 @@ class Validator {
   // cycle; this problem is kept even past max_problems, as it always was.
   void CheckAcyclic(const NodeList& nodes, const NameTable& names, const Where& where) {
     const int n = nodes.size();
-    std::vector<int> pending(n, 0), counted(n, -1);
-    std::vector<std::pair<int, int>> edges;  // (producer, consumer)
-    for (int i = 0; i < n; ++i) {
-      auto depend = [&](const std::string& name) {
-        if (name.empty()) return true;
-        const NameTable::Entry* e = names.Find(name);
-        if (e && e->producer() >= 0 && counted[e->producer()] != i) {
-          counted[e->producer()] = i;
-          edges.emplace_back(e->producer(), i);
-          ++pending[i];
-        }
+    std::vector<int32_t> ids(static_cast<size_t>(n));
+    std::iota(ids.begin(), ids.end(), 0);
+    auto dependencies = [&](int32_t i, auto&& depend) {
+      auto read = [&](std::string_view name) {
+        const NameTable::Entry* e = name.empty() ? nullptr : names.Find(name);
+        if (e && e->producer() >= 0) depend(e->producer());
         return true;
       };
-      for (const auto& in : nodes[i].input()) depend(in);
-      ForEachOuterRead(nodes[i], depend);
-    }
-    std::vector<int> first(n + 1, 0), consumers(edges.size());
-    for (const auto& [p, c] : edges) ++first[p + 1];
-    for (int i = 0; i < n; ++i) first[i + 1] += first[i];
-    std::vector<int> fill(first.begin(), first.end() - 1);
-    for (const auto& [p, c] : edges) consumers[fill[p]++] = c;
-    std::vector<int> ready;
-    for (int i = 0; i < n; ++i) {
-      if (pending[i] == 0) ready.push_back(i);
-    }
-    int sorted = 0;
-    while (!ready.empty()) {
-      const int i = ready.back();
-      ready.pop_back();
-      ++sorted;
-      for (int k = first[i]; k < first[i + 1]; ++k) {
-        if (--pending[consumers[k]] == 0) ready.push_back(consumers[k]);
-      }
-    }
-    if (sorted == n) return;
-    std::string cycle;
-    int shown = 0;
-    for (int i = 0; i < n && shown < 8; ++i) {
-      if (pending[i] > 0) cycle += StrCat(shown++ ? ", " : "", NodeName{nodes[i]});
-    }
-    problems_.push_back(InvalidModel(model_.name, ": ", where, ": the graph has a cycle through ", cycle));
+      for (const auto& in : nodes[i].input()) read(in);
+      ForEachOuterRead(nodes[i], read);
+    };
+    std::vector<uint8_t> emitted;
+    const size_t sorted = graph::StableTopologicalSort(
+        ids, static_cast<size_t>(n), dependencies, [](int32_t i) { return i; }, &emitted).size();
+    if (static_cast<int>(sorted) == n) return;
+    problems_.push_back(InvalidModel(model_.name, ": ", where, ": the graph has a cycle through ",
+                                     graph::DescribeCycle(nodes, emitted)));
   }
 
   void CheckFunctions() {

@@ -11,7 +11,11 @@ void RegisterTensorOps(OpRegistry& registry);         // tensor/: shape, data mo
 void RegisterReductionOps(OpRegistry& registry);      // reduction/: reductions, products, normalisation
 void RegisterNnOps(OpRegistry& registry);             // nn/: convolution, pooling, quantisation, image ops
 void RegisterControlFlowOps(OpRegistry& registry);    // controlflow/: If, Loop, Scan, sequences, optionals
-void RegisterSequenceModelOps(OpRegistry& registry);  // sequence/: attention, RNNs, signal, strings
+void RegisterAttentionOps(OpRegistry& registry);      // attention/: Attention, FlexAttention, rotary, KV cache writes
+void RegisterRnnOps(OpRegistry& registry);            // rnn/: RNN, GRU, LSTM, stateful convolution
+void RegisterSignalOps(OpRegistry& registry);         // signal/: DFT, STFT, windows, mel filters
+void RegisterTextOps(OpRegistry& registry);           // text/: string operators
+void RegisterMlOps(OpRegistry& registry);             // ml/: ai.onnx.ml operators
 void RegisterContribOps(OpRegistry& registry);        // contrib/: org.onnxparity.contrib (ONNX Runtime contrib ops)
 
 }  // namespace parity::ops

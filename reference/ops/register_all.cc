@@ -1,4 +1,6 @@
 // ReferenceRegistry: every kernel of the reference evaluator, built once.
+#include "reference/ops/reference_registry.h"
+
 #include "reference/ops/families.h"
 
 namespace parity {
@@ -11,7 +13,11 @@ const OpRegistry& ReferenceRegistry() {
     ops::RegisterReductionOps(*r);
     ops::RegisterNnOps(*r);
     ops::RegisterControlFlowOps(*r);
-    ops::RegisterSequenceModelOps(*r);
+    ops::RegisterAttentionOps(*r);
+    ops::RegisterRnnOps(*r);
+    ops::RegisterSignalOps(*r);
+    ops::RegisterTextOps(*r);
+    ops::RegisterMlOps(*r);
     ops::RegisterContribOps(*r);
     return r;
   }();

@@ -13,10 +13,16 @@
 #include <unordered_map>
 #include <vector>
 
-#include "reference/variants/graph_index.h"
+#include "reference/model/graph_index.h"
 #include "reference/variants/variants.h"
 
 namespace parity::variants_internal {
+
+// The graph layer's index and walks (reference/model/graph*.h), by their short names.
+using graph::ForEachSubgraph;
+using graph::GraphIndex;
+using graph::HoldsGraphs;
+using graph::NodeLabel;
 
 struct EntryAnalysis {
   GraphIndex* index = nullptr;             // of the entry's graph

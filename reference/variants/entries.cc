@@ -3,14 +3,14 @@
 #include <charconv>
 #include <functional>
 
-#include "reference/variants/graph_index.h"
+#include "reference/model/graph_index.h"
 #include "reference/variants/variants.h"
 
 namespace parity {
 namespace {
 
-using variants_internal::ForEachSubgraph;
-using variants_internal::NodeLabel;
+using graph::ForEachSubgraph;
+using graph::NodeLabel;
 
 VariantEntry ReadEntry(const onnx::GraphProto& graph, const std::string& graph_path, const std::string& id_prefix,
                        int index) {

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "reference/core/tensor.h"
-#include "reference/eval/registry.h"
+#include "reference/model/graph.h"
 #include "reference/model/op_schemas.h"
 #include "reference/model/tensor_io.h"
 #include "reference/variants/analysis.h"

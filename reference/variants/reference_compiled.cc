@@ -4,8 +4,8 @@
 // Compiled node then calls.
 #include <set>
 
-#include "reference/eval/registry.h"
-#include "reference/variants/graph_index.h"
+#include "reference/model/graph.h"
+#include "reference/model/graph_index.h"
 #include "reference/variants/variants.h"
 
 namespace parity {
@@ -21,7 +21,7 @@ class Lowering {
   Status Graph(onnx::GraphProto& graph, const std::string& path) {
     for (int n = 0; n < graph.node_size(); ++n) {
       onnx::NodeProto& node = *graph.mutable_node(n);
-      const std::string label = variants_internal::NodeLabel(node, n);
+      const std::string label = graph::NodeLabel(node, n);
       for (auto& attr : *node.mutable_attribute()) {
         const std::string where = StrCat(path, "/", label, ".", attr.name());
         if (attr.has_g()) PARITY_RETURN_IF_ERROR(Graph(*attr.mutable_g(), where));

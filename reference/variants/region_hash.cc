@@ -12,7 +12,7 @@
 #include <unordered_map>
 
 #include "reference/core/tensor.h"
-#include "reference/eval/registry.h"
+#include "reference/model/graph.h"
 #include "reference/model/tensor_io.h"
 #include "reference/variants/analysis.h"
 
@@ -289,13 +289,13 @@ StatusOr<std::string> HashEntry(GraphIndex& index, const VariantEntry& entry) {
 
 StatusOr<std::string> RegionHash(const onnx::ModelProto& model, const VariantEntry& entry) {
   if (!entry.graph || !entry.proto) return InvalidArgument("RegionHash: the entry points into no graph");
-  variants_internal::GraphIndex index(*entry.graph);
+  graph::GraphIndex index(*entry.graph);
   return variants_internal::HashEntry(index, entry);
 }
 
 StatusOr<int> StampCompiledHashes(onnx::ModelProto& model, bool all) {
   const std::vector<VariantEntry> entries = CollectEntries(model);
-  std::unordered_map<const onnx::GraphProto*, std::unique_ptr<variants_internal::GraphIndex>> indexes;
+  std::unordered_map<const onnx::GraphProto*, std::unique_ptr<graph::GraphIndex>> indexes;
   // Every hash is computed before any is written: the indexes hold views
   // into the model's strings.
   std::vector<std::pair<const VariantEntry*, std::string>> writes;
@@ -304,7 +304,7 @@ StatusOr<int> StampCompiledHashes(onnx::ModelProto& model, bool all) {
     const onnx::AttributeProto* current = variants_internal::FindAttribute(*entry.proto, kHashAttr);
     if (!all && current && current->type() == onnx::AttributeProto::STRING && !current->s().empty()) continue;
     auto& index = indexes[entry.graph];
-    if (!index) index = std::make_unique<variants_internal::GraphIndex>(*entry.graph);
+    if (!index) index = std::make_unique<graph::GraphIndex>(*entry.graph);
     PARITY_ASSIGN_OR_RETURN(std::string hash, variants_internal::HashEntry(*index, entry));
     writes.emplace_back(&entry, std::move(hash));
   }

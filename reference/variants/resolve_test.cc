@@ -5,6 +5,7 @@
 
 #include "reference/model/validator.h"
 #include "reference/variants/variants_test_util.h"
+#include "reference/ops/reference_registry.h"
 
 namespace parity {
 namespace {
@@ -271,7 +272,7 @@ TEST(VariantResolve, WeightReadByAnEntryOfASubgraphStays) {
 std::vector<std::vector<double>> RunWithCondition(const onnx::ModelProto& model, bool c) {
   std::vector<Value> values = {Value::FromTensor(*Tensor::FromDoubles(DataType::kFloat, {4}, {-2, -0.5, 1, 3})),
                                Value::FromTensor(*Tensor::FromDoubles(DataType::kBool, {}, {c ? 1.0 : 0.0}))};
-  StatusOr<std::unique_ptr<Evaluator>> evaluator = Evaluator::Create(Loaded(model));
+  StatusOr<std::unique_ptr<Evaluator>> evaluator = Evaluator::Create(Loaded(model), WithReferenceKernels());
   EXPECT_TRUE(evaluator.ok()) << evaluator.status().ToString();
   if (!evaluator.ok()) return {};
   StatusOr<std::vector<Value>> out = (*evaluator)->Run(values);

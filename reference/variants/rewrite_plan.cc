@@ -159,38 +159,10 @@ bool RewritePlan::SortByKeys() {
 // order stays as close to the original as the dependencies allow.
 bool RewritePlan::SortTopologically() {
   const auto total = static_cast<size_t>(index_.node_count()) + taken_.size();
-  std::vector<int32_t> pending(total, 0), edge_begin(total + 1, 0);
-  for (int32_t id : order_) {
-    ForEachDependency(id, [&](int32_t d) {
-      ++edge_begin[static_cast<size_t>(d) + 1];
-      ++pending[static_cast<size_t>(id)];
-    });
-  }
-  for (size_t i = 0; i < total; ++i) edge_begin[i + 1] += edge_begin[i];
-  std::vector<int32_t> edges(static_cast<size_t>(edge_begin[total]));
-  std::vector<int32_t> fill(edge_begin.begin(), edge_begin.end() - 1);
-  for (int32_t id : order_) {
-    ForEachDependency(id, [&](int32_t d) { edges[static_cast<size_t>(fill[static_cast<size_t>(d)]++)] = id; });
-  }
-  using Item = std::pair<int64_t, int32_t>;
-  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> ready;
-  for (int32_t id : order_) {
-    if (pending[static_cast<size_t>(id)] == 0) ready.emplace(Key(id), id);
-  }
-  std::vector<int32_t> sorted;
-  sorted.reserve(order_.size());
-  emitted_.assign(total, 0);
-  std::vector<uint8_t>& emitted = emitted_;
-  while (!ready.empty()) {
-    const int32_t id = ready.top().second;
-    ready.pop();
-    sorted.push_back(id);
-    emitted[static_cast<size_t>(id)] = 1;
-    for (int32_t k = edge_begin[static_cast<size_t>(id)]; k < edge_begin[static_cast<size_t>(id) + 1]; ++k) {
-      const int32_t c = edges[static_cast<size_t>(k)];
-      if (--pending[static_cast<size_t>(c)] == 0) ready.emplace(Key(c), c);
-    }
-  }
+  std::vector<int32_t> sorted = graph::StableTopologicalSort(
+      order_, total, [&](int32_t id, auto&& depend) { ForEachDependency(id, depend); },
+      [&](int32_t id) { return Key(id); }, &emitted_);
+  const std::vector<uint8_t>& emitted = emitted_;
   if (sorted.size() == order_.size()) {
     order_ = std::move(sorted);
     return true;

@@ -158,7 +158,7 @@ void BM_CollectEntries(benchmark::State& state) {
 void BM_IndexMainGraph(benchmark::State& state) {
   Loaded();
   for (auto _ : state) {
-    variants_internal::GraphIndex index(Loaded().proto->graph());
+    graph::GraphIndex index(Loaded().proto->graph());
     benchmark::DoNotOptimize(index.value_count());
   }
 }

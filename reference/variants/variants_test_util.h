@@ -13,6 +13,7 @@
 #include "reference/eval/evaluator.h"
 #include "reference/model/text_syntax.h"
 #include "reference/variants/variants.h"
+#include "reference/ops/reference_registry.h"
 
 namespace parity::variants_test {
 
@@ -98,7 +99,7 @@ inline std::vector<std::string> WithRule(const std::vector<Status>& problems, co
 // Runs `model` on `values` with the evaluator; every output as doubles
 // (empty, with a test failure, when it does not run).
 inline std::vector<std::vector<double>> RunValues(const onnx::ModelProto& model, const std::vector<Value>& values) {
-  StatusOr<std::unique_ptr<Evaluator>> evaluator = Evaluator::Create(Loaded(model));
+  StatusOr<std::unique_ptr<Evaluator>> evaluator = Evaluator::Create(Loaded(model), WithReferenceKernels());
   EXPECT_TRUE(evaluator.ok()) << evaluator.status().ToString();
   if (!evaluator.ok()) return {};
   StatusOr<std::vector<Value>> outputs = (*evaluator)->Run(values);

@@ -3,7 +3,7 @@
 // and new keys, the window and the errors.
 #include <gtest/gtest.h>
 
-#include "reference/eval/test_builders.h"
+#include "reference/ops/test_builders.h"
 #include "reference/ops/contrib/contrib.h"
 
 namespace parity::ops::contrib {

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "reference/eval/test_builders.h"
+#include "reference/ops/test_builders.h"
 #include "reference/ops/contrib/contrib.h"
 
 namespace parity::ops::contrib {

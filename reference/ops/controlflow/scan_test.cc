@@ -1,7 +1,7 @@
 // Tests of Scan-8 and Scan-9+.
 #include <gtest/gtest.h>
 
-#include "reference/eval/node_runner.h"
+#include "reference/ops/node_runner.h"
 #include "reference/ops/controlflow/test_support.h"
 
 namespace parity::ops::controlflow {

@@ -1,7 +1,7 @@
 // Tests of the sequence and optional operators.
 #include <gtest/gtest.h>
 
-#include "reference/eval/node_runner.h"
+#include "reference/ops/node_runner.h"
 #include "reference/ops/controlflow/test_support.h"
 
 namespace parity::ops::controlflow {

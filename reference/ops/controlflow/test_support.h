@@ -1,5 +1,5 @@
 // Test-only helpers for the control-flow kernels (header-only, included by
-// the tests alone): the shared builders of reference/eval/test_builders.h,
+// the tests alone): the shared builders of reference/ops/test_builders.h,
 // hand-built subgraphs and a registry holding this
 // family's kernels plus tiny Add, Identity and Less primitives, so that the
 // tests do not depend on other families' progress.
@@ -11,7 +11,7 @@
 #include "onnx/onnx-ml.pb.h"
 #include "reference/core/value.h"
 #include "reference/eval/registry.h"
-#include "reference/eval/test_builders.h"
+#include "reference/ops/test_builders.h"
 #include "reference/ops/common.h"
 #include "reference/ops/families.h"
 

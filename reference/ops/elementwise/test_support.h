@@ -1,5 +1,5 @@
 // Helpers for the elementwise kernel tests: the shared builders of
-// reference/eval/test_builders.h, plus uint64 tensors and running one node
+// reference/ops/test_builders.h, plus uint64 tensors and running one node
 // at a given opset.
 #pragma once
 
@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "reference/core/tensor.h"
-#include "reference/eval/node_runner.h"
-#include "reference/eval/test_builders.h"
+#include "reference/ops/node_runner.h"
+#include "reference/ops/test_builders.h"
 
 namespace parity::ops::elementwise_test {
 

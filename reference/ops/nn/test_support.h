@@ -1,5 +1,5 @@
 // Small helpers for the nn family's kernel tests: the shared builders of
-// reference/eval/test_builders.h, plus attribute spellings, Iota, and runs
+// reference/ops/test_builders.h, plus attribute spellings, Iota, and runs
 // against the reference registry.
 #pragma once
 
@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "reference/core/tensor.h"
-#include "reference/eval/node_runner.h"
-#include "reference/eval/test_builders.h"
+#include "reference/ops/node_runner.h"
+#include "reference/ops/test_builders.h"
 
 namespace parity::ops::nn::testing {
 
@@ -30,22 +30,13 @@ inline Tensor Iota(Shape shape) {
 inline std::vector<int64_t> Ints(std::initializer_list<int64_t> v) { return v; }
 inline int64_t I(int64_t v) { return v; }
 
-// The runner with the reference registry named explicitly: this also makes
-// the test binary link register_all.o, which the static-library order of the
-// build would otherwise leave out (parity_core refers to it, but comes later).
-inline NodeRunner WithReference(const NodeRunner& runner) {
-  NodeRunner r = runner;
-  r.Registry(&ReferenceRegistry());
-  return r;
-}
-
 // Runs the node and returns its outputs.
-inline StatusOr<std::vector<Value>> RunAll(const NodeRunner& runner) { return WithReference(runner).Run(); }
+inline StatusOr<std::vector<Value>> RunAll(const NodeRunner& runner) { return runner.Run(); }
 
 // Runs the node and returns its first output; fails the test on an error.
-inline Tensor RunOk(const NodeRunner& runner) { return testing_util::RunOk(WithReference(runner)); }
+inline Tensor RunOk(const NodeRunner& runner) { return testing_util::RunOk(runner); }
 
 // The error message of a run that must fail (empty if it succeeded).
-inline std::string RunError(const NodeRunner& runner) { return testing_util::RunError(WithReference(runner)); }
+inline std::string RunError(const NodeRunner& runner) { return testing_util::RunError(runner); }
 
 }  // namespace parity::ops::nn::testing

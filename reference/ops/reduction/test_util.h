@@ -1,5 +1,5 @@
 // Small helpers for the reduction family's kernel tests: the shared builders
-// of reference/eval/test_builders.h, plus reading output `index` and
+// of reference/ops/test_builders.h, plus reading output `index` and
 // comparing within a tolerance.
 #pragma once
 
@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 
 #include "reference/core/tensor.h"
-#include "reference/eval/node_runner.h"
-#include "reference/eval/test_builders.h"
+#include "reference/ops/node_runner.h"
+#include "reference/ops/test_builders.h"
 
 namespace parity::ops::testing {
 

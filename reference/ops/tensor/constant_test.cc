@@ -3,6 +3,7 @@
 
 #include "reference/eval/evaluator.h"
 #include "reference/ops/tensor/tensor_test_util.h"
+#include "reference/ops/reference_registry.h"
 
 namespace parity::ops::tensor {
 namespace {
@@ -56,7 +57,7 @@ TEST(ConstantTest, DensifiesSparseValue) {
   TensorToProto(Int64s({1, 5}), sparse->mutable_indices());  // linear indices
   LoadedModel loaded;
   loaded.proto = std::make_shared<onnx::ModelProto>(model);
-  auto evaluator = Evaluator::Create(std::move(loaded));
+  auto evaluator = Evaluator::Create(std::move(loaded), WithReferenceKernels());
   ASSERT_TRUE(evaluator.ok()) << evaluator.status().ToString();
   auto out = (*evaluator)->Run({});
   ASSERT_TRUE(out.ok()) << out.status().ToString();

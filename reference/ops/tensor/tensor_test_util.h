@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "reference/core/tensor.h"
-#include "reference/eval/node_runner.h"
+#include "reference/ops/node_runner.h"
 
 namespace parity::ops::tensor::testing {
 

@@ -1,0 +1,82 @@
+// Tests of the rnn family's kernels (RNN, GRU and LSTM): small cases whose results
+// follow from the definitions by hand.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "reference/ops/node_runner.h"
+#include "reference/ops/reference_registry.h"
+
+namespace parity::ops::rnn {
+namespace {
+
+Tensor Floats(Shape shape, const std::vector<double>& values) {
+  return Tensor::FromDoubles(DataType::kFloat, std::move(shape), values).value();
+}
+void ExpectNear(const std::vector<double>& got, const std::vector<double>& want, double tol = 1e-6) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "at " << i;
+}
+
+TEST(Registration, TheReferenceRegistryHasTheRnnKernels) {
+  for (const char* op : {"RNN", "GRU", "LSTM"}) {
+    EXPECT_TRUE(ReferenceRegistry().Knows("", op)) << op;
+  }
+}
+
+TEST(Rnn, OneStepWithIdentityWeights) {
+  // h1 = tanh(x W^T + h0 R^T + Wb + Rb) with W = 1, R = 0, no bias.
+  Tensor x = Floats({1, 1, 1}, {0.5});
+  Tensor w = Floats({1, 1, 1}, {1});
+  Tensor r = Floats({1, 1, 1}, {0});
+  auto y = NodeRunner("RNN").Opset(22).Input(x).Input(w).Input(r).Attr("hidden_size", int64_t{1}).RunOne();
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  ExpectNear(y->ToDoubles(), {std::tanh(0.5)});
+}
+
+TEST(Gru, SequenceLensStopEachBatchAndZeroTheRest) {
+  Tensor x = Floats({2, 1, 1}, {1, 1});
+  Tensor w = Floats({1, 3, 1}, {0, 0, 1});  // z = r = sigmoid(0) = 0.5
+  Tensor r = Floats({1, 3, 1}, {0, 0, 0});
+  auto out = NodeRunner("GRU")
+                 .Opset(22)
+                 .Input(x)
+                 .Input(w)
+                 .Input(r)
+                 .AbsentInput()
+                 .Input(Tensor::FromInt64s({1}, {1}))
+                 .Outputs(2)
+                 .Attr("hidden_size", int64_t{1})
+                 .Run();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const double h1 = 0.5 * std::tanh(1.0);
+  ExpectNear((*out)[0].tensor().ToDoubles(), {h1, 0});
+  ExpectNear((*out)[1].tensor().ToDoubles(), {h1});
+}
+
+TEST(Lstm, InputForgetCouplingAndCellOutput) {
+  Tensor x = Floats({1, 1, 1}, {0});
+  Tensor w = Floats({1, 4, 1}, {0, 0, 0, 0});
+  Tensor r = Floats({1, 4, 1}, {0, 0, 0, 0});
+  Tensor h0 = Floats({1, 1, 1}, {0});
+  Tensor c0 = Floats({1, 1, 1}, {2});
+  auto out = NodeRunner("LSTM")
+                 .Opset(22)
+                 .Input(x)
+                 .Input(w)
+                 .Input(r)
+                 .AbsentInput()
+                 .AbsentInput()
+                 .Input(h0)
+                 .Input(c0)
+                 .Outputs(3)
+                 .Attr("hidden_size", int64_t{1})
+                 .Run();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  // i = f = o = 0.5, candidate = tanh(0) = 0: c = 0.5 * 2 = 1, h = 0.5 tanh(1).
+  ExpectNear((*out)[2].tensor().ToDoubles(), {1});
+  ExpectNear((*out)[1].tensor().ToDoubles(), {0.5 * std::tanh(1.0)});
+}
+
+}  // namespace
+}  // namespace parity::ops::rnn
