@@ -12,7 +12,7 @@
 #include "harness/case_reader.h"
 #include "harness/compare.h"
 #include "harness/expectations.h"
-#include "harness/results.h"
+#include "harness/results/results.h"
 #include "harness/shape_facts.h"
 
 namespace parity {

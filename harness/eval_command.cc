@@ -17,7 +17,8 @@
 #include "harness/case_reader.h"
 #include "harness/compare.h"
 #include "harness/expectations.h"
-#include "harness/results.h"
+#include "harness/results/results.h"
+#include "harness/results/summary.h"
 #include "harness/shape_facts.h"
 #include "reference/aliasing/aliasing.h"
 #include "reference/eval/evaluator.h"
@@ -257,7 +258,7 @@ int RunEvalCommand(const EvalCommandOptions& options) {
       covered[i] = ApplyExpectation(r, expectations.get());
       if (journal.is_open()) {
         std::lock_guard<std::mutex> lock(journal_mutex);
-        journal << DumpJson(ToJson(r)) << "\n";
+        journal << ResultLine(r);
         journal.flush();
       }
       results[i] = std::move(r);
@@ -267,13 +268,14 @@ int RunEvalCommand(const EvalCommandOptions& options) {
   for (int t = 0; t < jobs; ++t) threads.emplace_back(worker);
   for (auto& t : threads) t.join();
 
+  // The lines of eval carry no "gate_failure": whether the expectations
+  // foresaw a case is kept beside them, in `covered`.
   Summary summary;
-  int gate_failures = 0;
   for (size_t i = 0; i < results.size(); ++i) {
     const CaseResult& r = results[i];
-    summary.Add(r);
-    if (FailsGate(r.state) || !covered[i]) {
-      ++gate_failures;
+    const bool counts_for_gate = FailsGate(r.state) || !covered[i];
+    summary.Add(r, counts_for_gate);
+    if (counts_for_gate) {
       if (!options.quiet) std::cout << CaseStateName(r.state) << " " << r.name << ": " << r.message << "\n";
     }
   }
@@ -303,26 +305,27 @@ int RunEvalCommand(const EvalCommandOptions& options) {
     for (const auto& e : expectations->entries()) {
       if (e.matched == 0) std::cout << "note: expectation '" << e.pattern << "' matched no case\n";
     }
-    std::cout << (gate_failures ? "gate: FAILED, " : "gate: passed, ") << gate_failures
+    std::cout << (summary.gate_failures ? "gate: FAILED, " : "gate: passed, ") << summary.gate_failures
               << " cases not covered by " << expectations->path() << "\n";
   }
 
   if (!options.out_dir.empty()) {
-    nlohmann::json j = summary.ToJson();
-    j["adapter"] = {{"name", "reference"},
-                    {"mode", options.prefer_function_bodies ? "in-process, function bodies" : "in-process"}};
-    j["seconds"] = seconds;
-    j["threads"] = jobs;
-    j["paths"] = options.paths;
-    j["expectations"] = options.expectations;
-    j["gate_failures"] = gate_failures;
-    std::ofstream out(fs::path(options.out_dir) / "summary.json", std::ios::trunc);
-    out << DumpJson(j, 1) << "\n";
+    const nlohmann::json fields = {
+        {"adapter",
+         {{"name", "reference"}, {"mode", options.prefer_function_bodies ? "in-process, function bodies" : "in-process"}}},
+        {"seconds", seconds},
+        {"threads", jobs},
+        {"paths", options.paths},
+        {"expectations", options.expectations}};
+    if (Status s = WriteSummary(options.out_dir, summary, fields); !s.ok()) {
+      std::cerr << "parity eval: " << s.ToString() << "\n";
+      return 2;
+    }
   }
   if (sharing_changes) {
     std::cout << "aliasing: sharing changed outputs (or could not be checked) in " << sharing_changes << " cases\n";
   }
-  return gate_failures || sharing_changes ? 1 : 0;
+  return summary.gate_failures || sharing_changes ? 1 : 0;
 }
 
 }  // namespace parity

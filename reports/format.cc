@@ -196,7 +196,7 @@ std::string FormatError(const nlohmann::json& value) {
   return text;
 }
 
-ErrorSummary SummarizeErrors(const CaseRecord& record) {
+ErrorSummary SummarizeErrors(const CaseResult& record) {
   ErrorSummary summary;
   // The largest value of one statistic over the outputs; "inf" wins.
   const auto largest = [&](const char* key) -> std::string {

@@ -52,6 +52,6 @@ struct ErrorSummary {
   std::string max_ulp = "–";
   std::string first_mismatch;  // of the first mismatching output, with its index
 };
-ErrorSummary SummarizeErrors(const CaseRecord& record);
+ErrorSummary SummarizeErrors(const CaseResult& record);
 
 }  // namespace parity

@@ -134,7 +134,7 @@ void RenderStates(const std::vector<RunData>& runs, std::ostringstream& h) {
     for (const RunData& run : runs) {
       counts.push_back(state == kNotRun ? static_cast<int>(run.not_run.size())
                                         : static_cast<int>(std::count_if(run.results.begin(), run.results.end(),
-                                                                         [&](const CaseRecord& r) { return r.state == state; })));
+                                                                         [&](const CaseResult& r) { return CaseStateName(r.state) == state; })));
     }
     if (std::all_of(counts.begin(), counts.end(), [](int n) { return n == 0; })) continue;
     h << "<tr><th class=\"state state-" << (state == kNotRun ? "NOT_RUN" : state) << "\">" << state << "</th>";
@@ -197,7 +197,7 @@ void RenderMatrix(const std::vector<RunData>& runs, std::ostringstream& h) {
 }
 
 void RenderFailures(const RunData& run, std::ostringstream& h) {
-  const std::vector<const CaseRecord*> failures = ListedFailures(run);
+  const std::vector<const CaseResult*> failures = ListedFailures(run);
   h << "<h3>" << HtmlEscape(run.label) << " · " << failures.size() << " failing</h3>";
   if (failures.empty()) {
     h << "<p class=\"muted\">No failing case.</p>";
@@ -209,9 +209,9 @@ void RenderFailures(const RunData& run, std::ostringstream& h) {
        "<th>max ulp</th><th>first mismatch</th></tr>";
   const size_t shown = std::min(failures.size(), kHtmlFailureLimit);
   for (size_t i = 0; i < shown; ++i) {
-    const CaseRecord& r = *failures[i];
+    const CaseResult& r = *failures[i];
     const ErrorSummary e = SummarizeErrors(r);
-    h << "<tr><td class=\"state state-" << r.state << "\">" << r.state << "</td><td>" << HtmlEscape(r.suite)
+    h << "<tr><td class=\"state state-" << CaseStateName(r.state) << "\">" << CaseStateName(r.state) << "</td><td>" << HtmlEscape(r.suite)
       << " / <b>" << HtmlEscape(r.name) << "</b>";
     if (!r.op.empty()) h << "<br><span class=\"muted\">" << HtmlEscape(r.op) << "</span>";
     h << "</td><td>" << HtmlEscape(Truncate(r.message, 600));

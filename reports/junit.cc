@@ -31,9 +31,9 @@ std::string ClassName(const std::string& suite, const std::string& op) {
 }
 
 // The body of a <failure> or <error>: everything a reader needs to act.
-std::string FailureBody(const CaseRecord& r) {
+std::string FailureBody(const CaseResult& r) {
   std::ostringstream body;
-  body << r.state << ": " << r.message << "\n";
+  body << CaseStateName(r.state) << ": " << r.message << "\n";
   if (!r.expectation.empty()) body << "expectation: " << r.expectation << "\n";
   const ErrorSummary errors = SummarizeErrors(r);
   if (errors.max_abs != "–" || errors.max_rel != "–" || errors.max_ulp != "–") {
@@ -46,25 +46,25 @@ std::string FailureBody(const CaseRecord& r) {
   return body.str();
 }
 
-TestCase RenderCase(const CaseRecord& r) {
+TestCase RenderCase(const CaseResult& r) {
   TestCase t{r.op, r.name, "", 0};
   t.seconds = (r.load_ms_cold.value_or(0) + r.run_ms) / 1000.0;
   std::ostringstream x;
   x << "    <testcase classname=\"" << XmlEscape(ClassName(r.suite, r.op), true) << "\" name=\""
     << XmlEscape(r.name, true) << "\" time=\"" << Seconds(t.seconds) << "\"";
   // The message attribute is a one-line headline; the body has the rest.
-  std::string state = r.state;
-  if (r.gate_failure && !StateFailsGate(r.state)) state += " (not the state its expectations entry names)";
+  std::string state = CaseStateName(r.state);
+  if (r.gate_failure && !FailsGate(r.state)) state += " (not the state its expectations entry names)";
   const std::string headline = XmlEscape(Truncate(state + ": " + r.message, 500), true);
-  if (r.CountsForGate() && r.state != "ERROR") {
+  if (CountsForGate(r) && r.state != CaseState::kError) {
     t.failure = true;
-    x << ">\n      <failure message=\"" << headline << "\" type=\"" << r.state << "\">"
+    x << ">\n      <failure message=\"" << headline << "\" type=\"" << CaseStateName(r.state) << "\">"
       << XmlEscape(FailureBody(r)) << "</failure>\n    </testcase>\n";
-  } else if (r.state == "ERROR") {
+  } else if (r.state == CaseState::kError) {
     t.error = true;
     x << ">\n      <error message=\"" << headline << "\" type=\"ERROR\">" << XmlEscape(FailureBody(r))
       << "</error>\n    </testcase>\n";
-  } else if (r.state != "PASS") {
+  } else if (r.state != CaseState::kPass) {
     t.skipped = true;
     x << ">\n      <skipped message=\"" << headline << "\"/>\n    </testcase>\n";
   } else {
@@ -111,7 +111,7 @@ std::string RenderJunit(const std::vector<RunData>& runs) {
   Counts all;
   for (const RunData& run : runs) {
     std::map<std::string, std::vector<TestCase>> by_suite;
-    for (const CaseRecord& r : run.results) by_suite[r.suite].push_back(RenderCase(r));
+    for (const CaseResult& r : run.results) by_suite[r.suite].push_back(RenderCase(r));
     for (const PlannedCase& p : run.not_run) by_suite[p.suite].push_back(RenderNotRun(p));
     for (auto& [suite, cases] : by_suite) {
       std::sort(cases.begin(), cases.end(), [](const TestCase& a, const TestCase& b) {
@@ -136,7 +136,7 @@ std::string RenderJunit(const std::vector<RunData>& runs) {
 }
 
 Status WriteJunit(const std::vector<RunData>& runs, const std::string& path) {
-  return WriteTextFile(path, RenderJunit(runs));
+  return WriteFileAtomically(path, RenderJunit(runs));
 }
 
 }  // namespace parity

@@ -72,7 +72,7 @@ void RenderStates(const std::vector<RunData>& runs, std::ostringstream& md) {
   md << "## Cases by state\n\n" << HeaderRow({"state"}, runs);
   std::vector<std::map<std::string, int>> counts(runs.size());
   for (size_t c = 0; c < runs.size(); ++c) {
-    for (const CaseRecord& r : runs[c].results) ++counts[c][r.state];
+    for (const CaseResult& r : runs[c].results) ++counts[c][CaseStateName(r.state)];
     if (!runs[c].not_run.empty()) counts[c][kNotRun] = static_cast<int>(runs[c].not_run.size());
   }
   std::vector<std::string> states = StateOrder();
@@ -116,7 +116,7 @@ void RenderMatrix(const std::vector<RunData>& runs, std::ostringstream& md) {
 }
 
 void RenderFailures(const RunData& run, std::ostringstream& md) {
-  const std::vector<const CaseRecord*> failures = ListedFailures(run);
+  const std::vector<const CaseResult*> failures = ListedFailures(run);
   md << "### " << MarkdownCell(run.label) << "\n\n";
   if (failures.empty()) {
     md << "No failing case.\n\n";
@@ -127,9 +127,9 @@ void RenderFailures(const RunData& run, std::ostringstream& md) {
   std::vector<std::string> repro;
   const size_t shown = std::min(failures.size(), kMarkdownFailureLimit);
   for (size_t i = 0; i < shown; ++i) {
-    const CaseRecord& r = *failures[i];
+    const CaseResult& r = *failures[i];
     const ErrorSummary e = SummarizeErrors(r);
-    md << Row({r.state, MarkdownCell(r.suite), MarkdownCell(r.name), MarkdownCell(Truncate(r.message, 300)),
+    md << Row({CaseStateName(r.state), MarkdownCell(r.suite), MarkdownCell(r.name), MarkdownCell(Truncate(r.message, 300)),
                MarkdownCell(e.max_abs), MarkdownCell(e.max_rel), MarkdownCell(e.max_ulp),
                MarkdownCell(Truncate(e.first_mismatch, 200))});
     if (!r.repro.empty()) repro.push_back(r.repro);

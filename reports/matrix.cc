@@ -41,7 +41,7 @@ std::string MatrixCell::NonPassText() const {
   add(kNotRun, not_run);
   // Only those the states above do not already explain.
   int unforeseen = gate_failures;
-  for (const auto& [state, n] : states) unforeseen -= StateFailsGate(state) ? n : 0;
+  for (const auto& [state, n] : states) unforeseen -= FailsGate(state) ? n : 0;
   add("unforeseen by the expectations", unforeseen);
   if (absent > 0) text += (text.empty() ? "" : ", ") + std::to_string(absent) + " operator(s) not in this run's plan";
   return text;
@@ -72,10 +72,10 @@ Matrix BuildMatrix(const std::vector<RunData>& runs) {
     return row[column];
   };
   for (size_t c = 0; c < runs.size(); ++c) {
-    for (const CaseRecord& r : runs[c].results) {
+    for (const CaseResult& r : runs[c].results) {
       MatrixCell& x = cell({r.suite, op_of(r.op)}, c);
-      ++x.states[r.state];
-      x.gate_failures += r.CountsForGate();
+      ++x.states[CaseStateName(r.state)];
+      x.gate_failures += CountsForGate(r);
     }
     for (const PlannedCase& p : runs[c].not_run) ++cell({p.suite, op_of(p.op)}, c).not_run;
     for (const PlannedCase& p : runs[c].planned) {
@@ -106,15 +106,16 @@ Matrix BuildMatrix(const std::vector<RunData>& runs) {
   return m;
 }
 
-std::vector<const CaseRecord*> ListedFailures(const RunData& run) {
-  std::vector<const CaseRecord*> failures;
-  for (const CaseRecord& r : run.results) {
+std::vector<const CaseResult*> ListedFailures(const RunData& run) {
+  std::vector<const CaseResult*> failures;
+  for (const CaseResult& r : run.results) {
     if (IsListedFailure(r)) failures.push_back(&r);
   }
   const auto& order = StateOrder();
   const auto rank = [&](const std::string& state) { return std::find(order.begin(), order.end(), state) - order.begin(); };
-  std::sort(failures.begin(), failures.end(), [&](const CaseRecord* a, const CaseRecord* b) {
-    if (rank(a->state) != rank(b->state)) return rank(a->state) < rank(b->state);
+  std::sort(failures.begin(), failures.end(), [&](const CaseResult* a, const CaseResult* b) {
+    const auto rank_a = rank(CaseStateName(a->state)), rank_b = rank(CaseStateName(b->state));
+    if (rank_a != rank_b) return rank_a < rank_b;
     if (a->suite != b->suite) return NaturalLess(a->suite, b->suite);
     return NaturalLess(a->name, b->name);
   });
@@ -126,7 +127,7 @@ FactRows RunFacts(const std::vector<RunData>& runs) {
                    {"seconds", {}}, {"cases", {}},    {"shard", {}},        {"expectations", {}},
                    {"results", {}}};
   for (const RunData& run : runs) {
-    const nlohmann::json summary = ComputeSummary(run);
+    const nlohmann::json summary = RefreshedSummary(run);
     const auto text = [](const nlohmann::json& j) -> std::string {
       if (j.is_string()) return j.get<std::string>();
       return j.is_null() ? "–" : j.dump();
@@ -187,7 +188,7 @@ FactRows VariantLoadRows(const std::vector<RunData>& runs) {
     return std::string(text);
   };
   for (const RunData& run : runs) {
-    const nlohmann::json v = VariantLoadOf(run);
+    const nlohmann::json v = SummaryOf(run).ToJson().value("variant_load_ms", nlohmann::json());
     if (v.is_null()) {
       for (auto& row : rows) row.second.push_back("–");
       continue;
@@ -204,9 +205,9 @@ FactRows VariantLoadRows(const std::vector<RunData>& runs) {
 
 LoadTimes LoadTimes::Of(const RunData& run) {
   LoadTimes t;
-  for (const CaseRecord& r : run.results) {
+  for (const CaseResult& r : run.results) {
     if (r.load_ms_cold) t.cold.push_back(*r.load_ms_cold);
-    if (r.load_ms_warm_median) t.warm_median.push_back(*r.load_ms_warm_median);
+    if (std::optional<double> warm = Median(r.load_ms_warm)) t.warm_median.push_back(*warm);
   }
   std::sort(t.cold.begin(), t.cold.end());
   std::sort(t.warm_median.begin(), t.warm_median.end());

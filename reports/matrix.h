@@ -23,7 +23,7 @@ struct MatrixCell {
   std::map<std::string, int> states;  // state -> count of results
   int not_run = 0;                    // planned cases of this run without a result
   int absent = 0;  // rows planned by another run but absent from this run's plan and results
-  int gate_failures = 0;  // results that the gate counts (CaseRecord::CountsForGate)
+  int gate_failures = 0;  // results that the gate counts (CountsForGate)
 
   int Pass() const;
   int Total() const;  // results and NOT RUN cases
@@ -53,7 +53,7 @@ Matrix BuildMatrix(const std::vector<RunData>& runs);
 
 // The cases a report lists as failing (IsListedFailure), most severe
 // state first, then by suite and case.
-std::vector<const CaseRecord*> ListedFailures(const RunData& run);
+std::vector<const CaseResult*> ListedFailures(const RunData& run);
 
 // Run facts for a report's first table: (what, one value per run), raw text.
 using FactRows = std::vector<std::pair<std::string, std::vector<std::string>>>;

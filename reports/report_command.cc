@@ -48,12 +48,8 @@ Status WriteReports(const std::vector<RunData>& runs, const ReportOptions& optio
   if (ec) return IoError("cannot create ", out.string(), ": ", ec.message());
   const std::string title = options.title.empty() ? DefaultTitle(runs) : options.title;
   PARITY_RETURN_IF_ERROR(WriteJunit(runs, (out / "junit.xml").string()));
-  PARITY_RETURN_IF_ERROR(WriteTextFile((out / "report.md").string(), RenderMarkdown(runs, title)));
-  PARITY_RETURN_IF_ERROR(WriteTextFile((out / "report.html").string(), RenderHtml(runs, title)));
-  // Several runs have no one summary; their own folders stay as they are.
-  if (runs.size() == 1) {
-    PARITY_RETURN_IF_ERROR(WriteTextFile((out / "summary.json").string(), ComputeSummary(runs[0]).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
-  }
+  PARITY_RETURN_IF_ERROR(WriteFileAtomically((out / "report.md").string(), RenderMarkdown(runs, title)));
+  PARITY_RETURN_IF_ERROR(WriteFileAtomically((out / "report.html").string(), RenderHtml(runs, title)));
   return Status::Ok();
 }
 
@@ -86,7 +82,12 @@ int RunReportCommand(const std::vector<std::string>& args) {
   for (const RunData& run : *runs) {
     for (const std::string& w : run.warnings) std::cerr << "parity report: warning: " << w << "\n";
   }
-  if (Status written = WriteReports(*runs, options); !written.ok()) {
+  Status written = WriteReports(*runs, options);
+  // Several runs have no one summary; their own folders stay as they are.
+  if (written.ok() && runs->size() == 1) {
+    written = RefreshSummary(runs->front(), options.out_dir.empty() ? options.dirs[0] : options.out_dir);
+  }
+  if (!written.ok()) {
     std::cerr << "parity report: " << written.ToString() << "\n";
     return 1;
   }

@@ -20,11 +20,12 @@ struct ReportOptions {
 // Checks the options and loads every run folder, with distinct labels.
 StatusOr<std::vector<RunData>> LoadRuns(const ReportOptions& options);
 
-// Writes the reports of `runs` into options.out_dir (or the one run folder).
-// With exactly one run, summary.json is recomputed there too.
+// Writes the reports of `runs` (junit.xml, report.md, report.html) into
+// options.out_dir, or the one run folder.
 Status WriteReports(const std::vector<RunData>& runs, const ReportOptions& options);
 
-// `args` are the words after `report`. Returns 0 on success, 2 on bad
+// `args` are the words after `report`. With one run folder, its summary.json
+// is recomputed (RefreshSummary) into the output folder too. Returns 0 on success, 2 on bad
 // arguments or an unreadable run folder, 1 when an output cannot be written.
 int RunReportCommand(const std::vector<std::string>& args);
 

@@ -166,7 +166,7 @@ TEST_F(ReportTest, LoadsRunsAndFindsNotRunCases) {
 
 TEST_F(ReportTest, SummaryIsRecomputedAndCarriesRunFields) {
   std::vector<RunData> runs = LoadBoth();
-  const json s = ComputeSummary(runs[0]);
+  const json s = RefreshedSummary(runs[0]);
   EXPECT_EQ(s["total"], 11);  // recomputed, not the stale 999
   EXPECT_EQ(s["planned"], 12);
   EXPECT_EQ(s["not_run"], 1);
@@ -187,7 +187,7 @@ TEST_F(ReportTest, SummaryIsRecomputedAndCarriesRunFields) {
   EXPECT_EQ(s["gate_failures"], 6);
   EXPECT_EQ(s["adapter"]["backend_version"], "7.1");
 
-  const json b = ComputeSummary(runs[1]);
+  const json b = RefreshedSummary(runs[1]);
   EXPECT_EQ(b["adapter"]["name"], "beta");
   EXPECT_EQ(b["device"]["name"], "gpu");
   EXPECT_EQ(b["load_ms"]["cold"]["median"], 110.0);  // even count: mean of the middle two
@@ -393,11 +393,11 @@ TEST(ReportMatrixTest, BigRunFoldsAndCapsFailures) {
   run.adapter = "big";
   run.label = "big";
   for (int i = 0; i < 2000; ++i) {
-    CaseRecord r;
+    CaseResult r;
     r.name = "case_" + std::to_string(i);
     r.suite = "onnx_node";
     r.op = "Op" + std::to_string(i % 500);
-    r.state = i % 10 == 0 ? "FAIL" : "PASS";
+    r.state = i % 10 == 0 ? CaseState::kFail : CaseState::kPass;
     r.load_ms_cold = 1 + i % 97;
     run.results.push_back(r);
   }
@@ -409,7 +409,7 @@ TEST(ReportMatrixTest, BigRunFoldsAndCapsFailures) {
   EXPECT_NE(md.find("… and 150 more in /runs/big/results.jsonl."), std::string::npos);
   EXPECT_NE(md.find("<details><summary>By operator (500 rows)</summary>"), std::string::npos);
   // Failing cases in natural order: case_20 before case_100.
-  const std::vector<const CaseRecord*> failures = ListedFailures(run);
+  const std::vector<const CaseResult*> failures = ListedFailures(run);
   ASSERT_EQ(failures.size(), 200u);
   EXPECT_EQ(failures[2]->name, "case_20");
   EXPECT_EQ(failures[199]->name, "case_1990");

@@ -21,25 +21,23 @@ struct StepFigures {
   std::optional<double> first_peak_kb, last_peak_kb, max_peak_kb;
 };
 
-std::optional<double> Number(const json& step, const char* key) {
-  if (!step.is_object() || !step.contains(key) || !step[key].is_number()) return std::nullopt;
-  return step[key].get<double>();
+std::optional<double> PeakKb(const StepRecord& step) {
+  if (!step.run_peak_rss_kb) return std::nullopt;
+  return static_cast<double>(*step.run_peak_rss_kb);
 }
 
-StepFigures FiguresOf(const CaseRecord& r) {
+StepFigures FiguresOf(const CaseResult& r) {
   StepFigures f;
   f.steps = r.steps.size();
   std::vector<double> ms;
-  for (const json& step : r.steps) {
-    if (std::optional<double> v = Number(step, "run_ms")) ms.push_back(*v);
-    if (std::optional<double> peak = Number(step, "run_peak_rss_kb")) {
-      f.max_peak_kb = std::max(f.max_peak_kb.value_or(*peak), *peak);
-    }
+  for (const StepRecord& step : r.steps) {
+    ms.push_back(step.run_ms);
+    if (std::optional<double> peak = PeakKb(step)) f.max_peak_kb = std::max(f.max_peak_kb.value_or(*peak), *peak);
   }
-  if (!ms.empty()) f.median_ms = Stats(ms)["median"].get<double>();
+  f.median_ms = Median(ms);
   if (!r.steps.empty()) {
-    f.first_peak_kb = Number(r.steps.front(), "run_peak_rss_kb");
-    f.last_peak_kb = Number(r.steps.back(), "run_peak_rss_kb");
+    f.first_peak_kb = PeakKb(r.steps.front());
+    f.last_peak_kb = PeakKb(r.steps.back());
   }
   return f;
 }
@@ -71,10 +69,10 @@ const std::vector<std::string>& StatefulComparisonColumns() {
 
 StatefulTables BuildStatefulTables(const std::vector<RunData>& runs) {
   // (suite, case) -> (run index, record), in run order.
-  std::map<std::pair<std::string, std::string>, std::vector<std::pair<size_t, const CaseRecord*>>> cases;
+  std::map<std::pair<std::string, std::string>, std::vector<std::pair<size_t, const CaseResult*>>> cases;
   for (size_t i = 0; i < runs.size(); ++i) {
-    for (const CaseRecord& r : runs[i].results) {
-      if (r.stateful) cases[{r.suite, r.name}].push_back({i, &r});
+    for (const CaseResult& r : runs[i].results) {
+      if (r.stateful()) cases[{r.suite, r.name}].push_back({i, &r});
     }
   }
   std::vector<std::pair<std::string, std::string>> order;
@@ -92,7 +90,7 @@ StatefulTables BuildStatefulTables(const std::vector<RunData>& runs) {
       figures.push_back(f);
       std::optional<double> growth;
       if (f.first_peak_kb && f.last_peak_kb) growth = *f.last_peak_kb - *f.first_peak_kb;
-      tables.per_case.push_back({key.first, key.second, runs[run].label, record->state, std::to_string(f.steps),
+      tables.per_case.push_back({key.first, key.second, runs[run].label, CaseStateName(record->state), std::to_string(f.steps),
                                  record->state_readback.empty() ? "–" : record->state_readback, Ms(f.median_ms),
                                  Kib(f.first_peak_kb), Kib(f.last_peak_kb), Kib(growth, /*sign=*/true)});
     }

@@ -38,8 +38,9 @@ RunData MakeRun(const std::string& adapter, const std::vector<json>& lines, cons
   run.summary = summary;
   std::string text;
   for (const json& j : lines) text += j.dump() + "\n";
-  const Status parsed = ParseResultsJournal(text, run.dir + "/results.jsonl", &run);
-  EXPECT_TRUE(parsed.ok()) << parsed.ToString();
+  StatusOr<ResultsJournal> parsed = ParseResultsJournal(text, run.dir + "/results.jsonl");
+  EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
+  if (parsed.ok()) run.results = std::move(parsed->results);
   return run;
 }
 
@@ -105,10 +106,9 @@ TEST(StatefulReportTest, RunsWithoutStatefulCasesHaveNoSection) {
 }
 
 TEST(StatefulReportTest, AStepsFieldThatIsNotAnArrayIsAnError) {
-  RunData run;
   json j = Line("test_kv", "reference", "PASS", json::array());
   j["steps"] = 3;
-  const Status s = ParseResultsJournal(j.dump() + "\n", "r/results.jsonl", &run);
+  const Status s = ParseResultsJournal(j.dump() + "\n", "r/results.jsonl").status();
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("\"steps\" is not an array"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("r/results.jsonl:1"), std::string::npos) << s.message();

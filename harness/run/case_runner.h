@@ -11,7 +11,7 @@
 
 #include "harness/case_reader.h"
 #include "harness/compare.h"
-#include "harness/results.h"
+#include "harness/results/results.h"
 #include "harness/run/worker_client.h"
 #include "parity_worker.pb.h"
 

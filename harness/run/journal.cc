@@ -8,58 +8,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <utility>
 
 namespace parity {
 namespace {
 namespace fs = std::filesystem;
-}
-
-StatusOr<std::vector<CaseResult>> ReadJournal(const std::string& path, bool drop_partial_tail) {
-  std::vector<CaseResult> results;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return results;
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
-  size_t start = 0, line_number = 0;
-  while (start < text.size()) {
-    const size_t end = text.find('\n', start);
-    ++line_number;
-    if (end == std::string::npos) {
-      // A partial last line: the write of a killed run. Its case runs again.
-      if (drop_partial_tail && ::truncate(path.c_str(), static_cast<off_t>(start)) != 0) {
-        return IoError(path, ": cannot drop the partial last line: ", std::strerror(errno));
-      }
-      break;
-    }
-    const std::string line = text.substr(start, end - start);
-    start = end + 1;
-    if (line.empty()) continue;
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::exception& e) {
-      return InvalidArgument(path, ":", line_number, ": not a JSON result line: ", e.what());
-    }
-    StatusOr<CaseResult> r = CaseResultFromJson(j);
-    if (!r.ok()) return r.status().WithContext(StrCat(path, ":", line_number));
-    results.push_back(std::move(r).value());
-  }
-  return results;
-}
-
-Status WriteFileAtomically(const std::string& path, const std::string& content) {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << content;
-    if (!out.flush()) return IoError("cannot write '", temporary, "'");
-  }
-  std::error_code ec;
-  fs::rename(temporary, path, ec);
-  if (ec) return IoError("cannot rename '", temporary, "' to '", path, "': ", ec.message());
-  return Status::Ok();
 }
 
 StatusOr<std::unique_ptr<Journal>> Journal::Open(const std::string& dir, const nlohmann::json& settings, bool fresh) {
@@ -94,7 +47,8 @@ StatusOr<std::unique_ptr<Journal>> Journal::Open(const std::string& dir, const n
                              "); resume it with the same options, use another --out, or add --fresh");
     }
     journal->previous_plan_ = previous.value("planned", nlohmann::json::array());
-    PARITY_ASSIGN_OR_RETURN(journal->previous_, ReadJournal(results.string(), /*drop_partial_tail=*/true));
+    PARITY_ASSIGN_OR_RETURN(ResultsJournal journal_file, ReadResultsJournal(results.string(), /*drop_partial_tail=*/true));
+    journal->previous_ = std::move(journal_file.results);
   } else if (fs::exists(results, ec) && fs::file_size(results, ec) > 0) {
     return InvalidArgument(dir, " holds results.jsonl but no run.json: not a folder parity run wrote; "
                            "use another --out, or add --fresh");
@@ -121,7 +75,7 @@ Status Journal::WritePlan(const nlohmann::json& planned) {
 
 Status Journal::Append(const CaseResult& result) {
   if (fd_ < 0) return Status(StatusCode::kInternal, "the journal is appended to before its plan was written");
-  const std::string line = DumpJson(ToJson(result)) + "\n";
+  const std::string line = ResultLine(result);
   std::lock_guard<std::mutex> lock(mutex_);
   // One write per line: O_APPEND makes it land whole after every earlier one.
   const ssize_t n = ::write(fd_, line.data(), line.size());

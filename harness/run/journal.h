@@ -2,7 +2,8 @@
 // and the plan, results.jsonl one line per finished case. Lines are appended
 // with one write each, so a run killed at any moment leaves whole lines and
 // at most one partial last line, which reopening drops; a run started again
-// with the same settings runs only what has no line yet.
+// with the same settings runs only what has no line yet. The lines are those
+// of the results library (harness/results/results.h).
 #pragma once
 
 #include <memory>
@@ -13,14 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/results.h"
+#include "harness/results/results.h"
 
 namespace parity {
-
-// Reads results.jsonl. A last line without its newline is a write cut short
-// by a kill: with `drop_partial_tail` it is cut off the file, otherwise
-// ignored. Any other line that does not parse is an error naming its number.
-StatusOr<std::vector<CaseResult>> ReadJournal(const std::string& path, bool drop_partial_tail);
 
 class Journal {
  public:
@@ -51,9 +47,5 @@ class Journal {
   int fd_ = -1;
   std::mutex mutex_;
 };
-
-// Writes `content` to `path` through a temporary file and a rename, so that a
-// reader never sees half a file.
-Status WriteFileAtomically(const std::string& path, const std::string& content);
 
 }  // namespace parity

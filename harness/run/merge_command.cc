@@ -1,4 +1,4 @@
-// Joining shards.
+// Joining shards: one run folder from the folders of its shards.
 #include "harness/run/merge_command.h"
 
 #include <algorithm>
@@ -8,7 +8,8 @@
 #include <iostream>
 #include <map>
 
-#include "harness/run/journal.h"
+#include "harness/results/results.h"
+#include "harness/results/summary.h"
 
 namespace parity {
 namespace {
@@ -76,8 +77,9 @@ Status Merge(const std::vector<std::string>& dirs, const std::string& out_dir) {
       return InvalidArgument(dir, " is not a shard of the same run as ", dirs[0], " (its settings differ)");
     }
     for (const auto& p : run.value("planned", nlohmann::json::array())) planned.push_back(p);
-    PARITY_ASSIGN_OR_RETURN(std::vector<CaseResult> shard, ReadJournal((fs::path(dir) / "results.jsonl").string(), false));
-    for (auto& r : shard) {
+    PARITY_ASSIGN_OR_RETURN(ResultsJournal shard,
+                            ReadResultsJournal((fs::path(dir) / "results.jsonl").string(), /*drop_partial_tail=*/false));
+    for (auto& r : shard.results) {
       auto [it, inserted] = owner.emplace(r.dir, dir);
       if (!inserted) return InvalidArgument("case ", r.dir, " has results in both ", it->second, " and ", dir);
       results.push_back(std::move(r));
@@ -111,27 +113,21 @@ Status Merge(const std::vector<std::string>& dirs, const std::string& out_dir) {
   PARITY_RETURN_IF_ERROR(WriteFileAtomically((fs::path(out_dir) / "run.json").string(),
                                              DumpJson({{"settings", settings}, {"planned", planned}}, 1) + "\n"));
   std::string lines;
-  Summary summary;
-  int gate_failures = 0;
-  for (const auto& r : results) {
-    lines += DumpJson(ToJson(r)) + "\n";
-    summary.Add(r);
-    gate_failures += r.gate_failure;
-  }
+  for (const auto& r : results) lines += ResultLine(r);
   PARITY_RETURN_IF_ERROR(WriteFileAtomically((fs::path(out_dir) / "results.jsonl").string(), lines));
-  nlohmann::json j = summary.ToJson();
+  Summary summary = Summarize(results);
+  summary.planned = static_cast<int>(planned.size());
+  nlohmann::json fields = nlohmann::json::object();
   for (const char* key : {"adapter", "device", "versions", "expectations", "jobs"}) {
-    if (first_summary.is_object() && first_summary.contains(key)) j[key] = first_summary[key];
+    if (first_summary.is_object() && first_summary.contains(key)) fields[key] = first_summary[key];
   }
-  j["planned"] = planned.size();
-  j["seconds"] = seconds;  // the shards' own times added: machine time, not wall time
-  j["worker_restarts"] = restarts;
-  j["memory_restarts"] = memory_restarts;
-  if (!finished.empty()) j["finished"] = finished;
-  j["gate_failures"] = gate_failures;
-  j["shard"] = nullptr;
-  j["shards"] = shards;
-  PARITY_RETURN_IF_ERROR(WriteFileAtomically((fs::path(out_dir) / "summary.json").string(), DumpJson(j, 1) + "\n"));
+  fields["seconds"] = seconds;  // the shards' own times added: machine time, not wall time
+  fields["worker_restarts"] = restarts;
+  fields["memory_restarts"] = memory_restarts;
+  if (!finished.empty()) fields["finished"] = finished;
+  fields["shard"] = nullptr;
+  fields["shards"] = shards;
+  PARITY_RETURN_IF_ERROR(WriteSummary(out_dir, summary, fields));
   std::cout << "merged " << dirs.size() << " shard(s): " << results.size() << " results of " << planned.size()
             << " planned cases into " << out_dir << "\n";
   return Status::Ok();

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <string>
 
-#include "harness/results.h"
+#include "harness/results/results.h"
 
 namespace parity {
 

@@ -1,4 +1,5 @@
-// The run: select and shard cases, resume a journal, drive workers, report.
+// The run: select and shard cases, resume a journal, drive workers, write
+// the summary and the reports, and apply the gate.
 #include "harness/run/run_command.h"
 
 #include <fnmatch.h>
@@ -15,6 +16,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -25,6 +27,8 @@
 #include "harness/run/journal.h"
 #include "harness/run/progress.h"
 #include "harness/run/variant_check.h"
+#include "harness/results/results.h"
+#include "harness/results/summary.h"
 #include "reports/report_command.h"
 #include "spec/abi/parity_adapter.h"
 
@@ -100,41 +104,64 @@ bool InShard(size_t k, int shard_index, int shard_count) {
   return static_cast<int>(k % static_cast<size_t>(shard_count)) == shard_index - 1;
 }
 
-int RunRunCommand(const RunCommandOptions& options) {
-  const auto start = Clock::now();
-  ::signal(SIGPIPE, SIG_IGN);  // a worker that dies must not take the harness with it
-  if (options.shard_count < 1 || options.shard_index < 1 || options.shard_index > options.shard_count) {
-    return Fail(StrCat("--shard ", options.shard_index, "/", options.shard_count, ": I must be between 1 and N"));
-  }
-  if (options.timeout_seconds <= 0) return Fail("--timeout must be a positive number of seconds");
-  if (options.jobs < 1) return Fail("--jobs must be at least 1");
-  if (options.cases.empty()) return Fail("give at least one --cases folder");
-  if (!options.state_readback.empty() && options.state_readback != "every" && options.state_readback != "last") {
-    return Fail("--state-readback takes every or last, not '" + options.state_readback + "'");
-  }
+namespace {
 
+// A failed step. Its message is printed as it is: steps put the status code
+// name in front of errors that come from lower layers (Reported), not in
+// front of their own words about the options or the plan.
+Status Reported(const Status& s) { return Status(s.code(), s.ToString()); }
+int Fail(const Status& s) { return Fail(s.message()); }
+
+Status CheckOptions(const RunCommandOptions& options) {
+  if (options.shard_count < 1 || options.shard_index < 1 || options.shard_index > options.shard_count) {
+    return InvalidArgument("--shard ", options.shard_index, "/", options.shard_count, ": I must be between 1 and N");
+  }
+  if (options.timeout_seconds <= 0) return InvalidArgument("--timeout must be a positive number of seconds");
+  if (options.jobs < 1) return InvalidArgument("--jobs must be at least 1");
+  if (options.cases.empty()) return InvalidArgument("give at least one --cases folder");
+  if (!options.state_readback.empty() && options.state_readback != "every" && options.state_readback != "last") {
+    return InvalidArgument("--state-readback takes every or last, not '", options.state_readback, "'");
+  }
+  return Status::Ok();
+}
+
+// What the run reads before it starts a worker: the tolerance policy, the
+// expectations, the selected cases and the adapter.
+struct RunInputs {
+  TolerancePolicy policy;
+  std::unique_ptr<Expectations> expectations;  // null without --expect
+  std::vector<CaseInfo> cases;
+  ResolvedAdapter adapter;
+};
+
+StatusOr<RunInputs> LoadInputs(const RunCommandOptions& options) {
+  RunInputs inputs;
   const std::string tolerance_path =
       options.tolerance.empty() ? std::string(PARITY_SOURCE_DIR) + "/spec/tolerance.json" : options.tolerance;
   StatusOr<TolerancePolicy> policy = TolerancePolicy::Load(tolerance_path);
-  if (!policy.ok()) return Fail(policy.status().ToString());
-  std::unique_ptr<Expectations> expectations;
+  if (!policy.ok()) return Reported(policy.status());
+  inputs.policy = std::move(policy).value();
   if (!options.expectations.empty()) {
     StatusOr<Expectations> loaded = Expectations::Load(options.expectations);
-    if (!loaded.ok()) return Fail(loaded.status().ToString());
-    expectations = std::make_unique<Expectations>(std::move(loaded).value());
+    if (!loaded.ok()) return Reported(loaded.status());
+    inputs.expectations = std::make_unique<Expectations>(std::move(loaded).value());
   }
   StatusOr<std::vector<CaseInfo>> cases = SelectCases(options);
-  if (!cases.ok()) return Fail(cases.status().ToString());
-  if (cases->empty()) return Fail("no cases selected (check --cases, --filter, --filter-file and --shard)");
+  if (!cases.ok()) return Reported(cases.status());
+  if (cases->empty()) return InvalidArgument("no cases selected (check --cases, --filter, --filter-file and --shard)");
+  inputs.cases = std::move(cases).value();
+  StatusOr<ResolvedAdapter> adapter = ResolveAdapter(options.adapter, ExecutableDir());
+  if (!adapter.ok()) return Reported(adapter.status());
+  inputs.adapter = std::move(adapter).value();
+  return inputs;
+}
 
-  const std::string binary_dir = ExecutableDir();
-  StatusOr<ResolvedAdapter> adapter = ResolveAdapter(options.adapter, binary_dir);
-  if (!adapter.ok()) return Fail(adapter.status().ToString());
-
+// run.json's settings: every option that must match for a run to resume.
+nlohmann::json RunSettings(const RunCommandOptions& options, const std::string& adapter_spec) {
   std::vector<std::string> roots;
   for (const auto& c : options.cases) roots.push_back(fs::absolute(c).lexically_normal().string());
-  const nlohmann::json settings = {
-      {"adapter", adapter->spec},
+  return {
+      {"adapter", adapter_spec},
       {"device", options.device},
       {"cases", roots},
       {"filter", options.filter},
@@ -150,96 +177,147 @@ int RunRunCommand(const RunCommandOptions& options) {
       // null when not given (every), likewise.
       {"state_readback", options.state_readback.empty() ? nlohmann::json(nullptr) : nlohmann::json(options.state_readback)},
   };
-  StatusOr<std::unique_ptr<Journal>> journal = Journal::Open(options.out_dir, settings, options.fresh);
-  if (!journal.ok()) return Fail(journal.status().ToString());
-  std::set<std::string> done;
-  for (const auto& r : (*journal)->previous()) done.insert(r.dir);
+}
+
+// The journal opened (or resumed) with its plan written, and the cases that
+// still need a result.
+struct PlannedRun {
+  std::unique_ptr<Journal> journal;
+  nlohmann::json planned;       // run.json's "planned"
+  std::set<std::string> done;   // case folders already in the journal
+  std::vector<CaseInfo> todo;
+};
+
+StatusOr<PlannedRun> OpenJournal(const RunCommandOptions& options, const RunInputs& inputs) {
+  PlannedRun run;
+  StatusOr<std::unique_ptr<Journal>> journal =
+      Journal::Open(options.out_dir, RunSettings(options, inputs.adapter.spec), options.fresh);
+  if (!journal.ok()) return Reported(journal.status());
+  run.journal = std::move(journal).value();
+  for (const auto& r : run.journal->previous()) run.done.insert(r.dir);
 
   // A resumed run keeps its plan, which must still name the cases on disk.
-  nlohmann::json planned = (*journal)->previous_plan();
-  if (!planned.empty()) {
+  run.planned = run.journal->previous_plan();
+  if (!run.planned.empty()) {
     std::vector<std::string> planned_dirs, found_dirs;
-    for (const auto& p : planned) planned_dirs.push_back(p.value("dir", ""));
-    for (const auto& c : *cases) found_dirs.push_back(c.dir);
+    for (const auto& p : run.planned) planned_dirs.push_back(p.value("dir", ""));
+    for (const auto& c : inputs.cases) found_dirs.push_back(c.dir);
     if (planned_dirs != found_dirs) {
-      return Fail(StrCat(options.out_dir, "/run.json plans ", planned_dirs.size(), " cases, but the selection now finds ",
-                         found_dirs.size(), " other ones: the case folders changed since that run; use --fresh"));
+      return InvalidArgument(options.out_dir, "/run.json plans ", planned_dirs.size(),
+                                " cases, but the selection now finds ", found_dirs.size(),
+                                " other ones: the case folders changed since that run; use --fresh");
     }
   } else {
-    for (const auto& c : *cases) {
-      planned.push_back({{"case", c.name}, {"suite", c.suite}, {"dir", c.dir}, {"operator", PlannedOperator(c)}});
+    for (const auto& c : inputs.cases) {
+      run.planned.push_back({{"case", c.name}, {"suite", c.suite}, {"dir", c.dir}, {"operator", PlannedOperator(c)}});
     }
   }
-  if (Status s = (*journal)->WritePlan(planned); !s.ok()) return Fail(s.ToString());
-  std::vector<CaseInfo> todo;
-  for (const auto& c : *cases) {
-    if (!done.count(c.dir)) todo.push_back(c);
+  if (Status s = run.journal->WritePlan(run.planned); !s.ok()) return Reported(s);
+  for (const auto& c : inputs.cases) {
+    if (!run.done.count(c.dir)) run.todo.push_back(c);
   }
+  return run;
+}
 
-  // Workers: one slot per job; the first is started now to learn the
-  // adapter's devices and capabilities.
-  fs::create_directories(fs::path(options.out_dir) / "logs");
+// The workers, one slot per job, and what the first one, started at once,
+// told about the adapter, its devices and its capabilities.
+struct Workers {
   std::vector<std::unique_ptr<WorkerSlot>> slots;
+  protocol::AdapterInfo info;
+  std::string device;
+  std::optional<protocol::Device> device_info;  // unset when the device is absent
+  std::string absent;  // why every case is SKIP; empty when the device is there
+  protocol::Capabilities capabilities;
+};
+
+StatusOr<Workers> StartWorkers(const RunCommandOptions& options, const ResolvedAdapter& adapter) {
+  Workers w;
+  fs::create_directories(fs::path(options.out_dir) / "logs");
   for (int j = 0; j < options.jobs; ++j) {
-    WorkerLaunch launch = adapter->launch;
+    WorkerLaunch launch = adapter.launch;
     launch.log_path = (fs::path(options.out_dir) / "logs" / StrCat("worker-", j + 1, ".log")).string();
     launch.memory_limit_kb = options.worker_memory_limit_mib * 1024;
-    slots.push_back(std::make_unique<WorkerSlot>(launch));
+    w.slots.push_back(std::make_unique<WorkerSlot>(launch));
   }
-  StatusOr<WorkerProcess*> probe = slots[0]->Get(kWorkerStartMs);
-  if (!probe.ok()) return Fail(probe.status().ToString());
-  const protocol::AdapterInfo info = slots[0]->info();
-  std::string device = options.device;
-  const protocol::Device* device_info = nullptr;
-  for (const auto& d : info.devices()) {
-    if (device.empty()) device = d.name();
-    if (d.name() == device) device_info = &d;
+  StatusOr<WorkerProcess*> probe = w.slots[0]->Get(kWorkerStartMs);
+  if (!probe.ok()) return Reported(probe.status());
+  w.info = w.slots[0]->info();
+  w.device = options.device;
+  for (const auto& d : w.info.devices()) {
+    if (w.device.empty()) w.device = d.name();
+    if (d.name() == w.device) w.device_info = d;
   }
-  std::string absent;
-  if (!device_info) {
+  if (!w.device_info) {
     std::string offered;
-    for (const auto& d : info.devices()) offered += (offered.empty() ? "" : ", ") + d.name();
-    absent = StrCat("device '", device, "' is absent: adapter '", info.name(), "' offers ", offered.empty() ? "none" : offered);
+    for (const auto& d : w.info.devices()) offered += (offered.empty() ? "" : ", ") + d.name();
+    w.absent = StrCat("device '", w.device, "' is absent: adapter '", w.info.name(), "' offers ",
+                      offered.empty() ? "none" : offered);
+    return w;
   }
-  protocol::Capabilities capabilities;
-  if (device_info) {
-    protocol::Request request;
-    request.mutable_get_capabilities()->set_device(device);
-    StatusOr<protocol::Response> answer = (*probe)->Call(request, kWorkerStartMs);
-    if (!answer.ok()) return Fail(StrCat("the adapter's worker failed when asked for capabilities: ", answer.status().message()));
-    if (answer->has_status() && answer->status().code() == protocol::DEVICE_UNAVAILABLE) {
-      absent = StrCat("device '", device, "' is unavailable: ", answer->status().message());
-    } else if (answer->has_status() && answer->status().code() != protocol::OK) {
-      return Fail(StrCat("the adapter refused to state its capabilities: ", answer->status().message()));
-    }
-    capabilities = answer->capabilities();
+  protocol::Request request;
+  request.mutable_get_capabilities()->set_device(w.device);
+  StatusOr<protocol::Response> answer = (*probe)->Call(request, kWorkerStartMs);
+  if (!answer.ok()) {
+    return Status(StatusCode::kUnavailable, StrCat("the adapter's worker failed when asked for capabilities: ",
+                                                      answer.status().message()));
   }
-
-  CaseRunSettings run_settings;
-  run_settings.adapter = info.name();
-  run_settings.device = device;
-  run_settings.allow_fallback = !options.no_fallback;
-  run_settings.warm_repeats = options.warm_repeats;
-  run_settings.timeout_seconds = options.timeout_seconds;
-  run_settings.policy = &*policy;
-  run_settings.capabilities = &capabilities;
-  run_settings.variant_targets = options.variant_targets;
-  run_settings.repro_prefix = ReproPrefix(options, adapter->spec, device);
-  run_settings.state_readback = options.state_readback == "last" ? StateReadback::kLast : StateReadback::kEvery;
-
-  Progress::Mode mode = Progress::Mode::kLines;
-  switch (options.progress) {
-    case RunCommandOptions::Progress::kAuto: mode = ::isatty(1) ? Progress::Mode::kBar : Progress::Mode::kLines; break;
-    case RunCommandOptions::Progress::kBar: mode = Progress::Mode::kBar; break;
-    case RunCommandOptions::Progress::kLines: mode = Progress::Mode::kLines; break;
-    case RunCommandOptions::Progress::kQuiet: mode = Progress::Mode::kQuiet; break;
+  if (answer->has_status() && answer->status().code() == protocol::DEVICE_UNAVAILABLE) {
+    w.absent = StrCat("device '", w.device, "' is unavailable: ", answer->status().message());
+  } else if (answer->has_status() && answer->status().code() != protocol::OK) {
+    return InvalidArgument("the adapter refused to state its capabilities: ", answer->status().message());
   }
-  std::cout << "parity run: adapter " << info.name() << " " << info.version() << " (" << info.backend_version()
-            << "), device " << device << ", " << cases->size() << " cases"
-            << (done.empty() ? "" : StrCat(", ", cases->size() - todo.size(), " already in the journal")) << ", "
-            << options.jobs << " worker(s)\n";
-  Progress progress(mode, cases->size(), cases->size() - todo.size());
+  w.capabilities = answer->capabilities();
+  return w;
+}
 
+CaseRunSettings MakeCaseRunSettings(const RunCommandOptions& options, const RunInputs& inputs, const Workers& w) {
+  CaseRunSettings settings;
+  settings.adapter = w.info.name();
+  settings.device = w.device;
+  settings.allow_fallback = !options.no_fallback;
+  settings.warm_repeats = options.warm_repeats;
+  settings.timeout_seconds = options.timeout_seconds;
+  settings.policy = &inputs.policy;
+  settings.capabilities = &w.capabilities;
+  settings.variant_targets = options.variant_targets;
+  settings.repro_prefix = ReproPrefix(options, inputs.adapter.spec, w.device);
+  settings.state_readback = options.state_readback == "last" ? StateReadback::kLast : StateReadback::kEvery;
+  return settings;
+}
+
+Progress::Mode ProgressMode(RunCommandOptions::Progress progress) {
+  switch (progress) {
+    case RunCommandOptions::Progress::kAuto: return ::isatty(1) ? Progress::Mode::kBar : Progress::Mode::kLines;
+    case RunCommandOptions::Progress::kBar: return Progress::Mode::kBar;
+    case RunCommandOptions::Progress::kLines: return Progress::Mode::kLines;
+    case RunCommandOptions::Progress::kQuiet: return Progress::Mode::kQuiet;
+  }
+  return Progress::Mode::kLines;
+}
+
+// One case's result when no worker runs it: the device is absent (SKIP), or
+// the harness itself failed (ERROR).
+CaseResult ResultWithoutWorker(const CaseInfo& c, const Workers& w, CaseState state, std::string message) {
+  CaseResult r;
+  r.name = c.name, r.suite = c.suite, r.dir = c.dir, r.adapter = w.info.name(), r.device = w.device;
+  r.state = state;
+  r.message = std::move(message);
+  return r;
+}
+
+// How the cases went, beyond their lines in the journal.
+struct RunTotals {
+  int worker_restarts = 0;
+  int memory_restarts = 0;
+  bool journal_failed = false;
+};
+
+// Runs `plan.todo` on the workers, one thread per slot, journaling each
+// result as it comes.
+RunTotals RunCases(const RunCommandOptions& options, const RunInputs& inputs, PlannedRun& plan, Workers& w,
+                   Progress& progress) {
+  const CaseRunSettings run_settings = MakeCaseRunSettings(options, inputs, w);
+  const std::vector<CaseInfo>& todo = plan.todo;
   std::atomic<size_t> next{0};
   std::atomic<bool> journal_failed{false};
   std::atomic<int> memory_restarts{0};
@@ -247,27 +325,22 @@ int RunRunCommand(const RunCommandOptions& options) {
   auto drive = [&](WorkerSlot& slot) {
     for (size_t i = next++; i < todo.size() && !journal_failed; i = next++) {
       CaseResult r;
-      if (!absent.empty()) {
-        r.name = todo[i].name, r.suite = todo[i].suite, r.dir = todo[i].dir, r.adapter = info.name(), r.device = device;
+      if (!w.absent.empty()) {
+        r = ResultWithoutWorker(todo[i], w, CaseState::kSkip, w.absent);
         r.op = PlannedOperator(todo[i]);
-        r.state = CaseState::kSkip;
-        r.message = absent;
       } else {
         try {
           r = RunCase(todo[i], slot, run_settings);
         } catch (const std::exception& e) {  // a bug of ours: the case is ERROR, the run goes on
-          r.name = todo[i].name, r.suite = todo[i].suite, r.dir = todo[i].dir, r.adapter = info.name();
-          r.device = device;
-          r.state = CaseState::kError;
-          r.message = StrCat("internal error in the harness: ", e.what());
+          r = ResultWithoutWorker(todo[i], w, CaseState::kError, StrCat("internal error in the harness: ", e.what()));
           slot.Discard();
         }
       }
       {
         std::lock_guard<std::mutex> lock(expectations_mutex);  // entries count their matches
-        r.gate_failure = !ApplyExpectation(r, expectations.get());
+        r.gate_failure = !ApplyExpectation(r, inputs.expectations.get());
       }
-      if (Status s = (*journal)->Append(r); !s.ok()) {
+      if (Status s = plan.journal->Append(r); !s.ok()) {
         std::cerr << "parity run: " << s.ToString() << "\n";
         journal_failed = true;
       }
@@ -283,81 +356,123 @@ int RunRunCommand(const RunCommandOptions& options) {
     slot.Shutdown();
   };
   std::vector<std::thread> threads;
-  for (auto& slot : slots) threads.emplace_back(drive, std::ref(*slot));
+  for (auto& slot : w.slots) threads.emplace_back(drive, std::ref(*slot));
   for (auto& t : threads) t.join();
-  int restarts = 0;
-  for (auto& slot : slots) restarts += slot->replaced();
-  progress.Finish();
-  if (journal_failed) return Fail("the journal could not be written; the run stopped", 2);
+  RunTotals totals;
+  for (auto& slot : w.slots) totals.worker_restarts += slot->replaced();
+  totals.memory_restarts = memory_restarts.load();
+  totals.journal_failed = journal_failed;
+  return totals;
+}
 
-  // The summary covers the whole journal: this session's cases and any an
-  // earlier, interrupted session finished.
-  StatusOr<std::vector<CaseResult>> all = ReadJournal((fs::path(options.out_dir) / "results.jsonl").string(), false);
-  if (!all.ok()) return Fail(all.status().ToString());
-  Summary summary;
-  int gate_failures = 0;
-  for (const auto& r : *all) {
-    summary.Add(r);
-    gate_failures += r.gate_failure;
-  }
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  nlohmann::json j = summary.ToJson();
-  j["planned"] = planned.size();
-  j["adapter"] = {{"name", info.name()},
-                  {"version", info.version()},
-                  {"backend_version", info.backend_version()},
-                  {"spec", adapter->spec}};
-  if (info.abi_version()) j["adapter"]["abi_version"] = info.abi_version();
+std::string UtcNow() {
+  const std::time_t now = std::time(nullptr);
+  char finished[32];
+  std::strftime(finished, sizeof finished, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return finished;
+}
+
+// Writes summary.json over the whole journal: this session's cases and any
+// an earlier, interrupted session finished. Returns the summary.
+StatusOr<Summary> WriteRunSummary(const RunCommandOptions& options, const RunInputs& inputs, const PlannedRun& plan,
+                                  const Workers& w, const RunTotals& totals, double seconds) {
+  StatusOr<ResultsJournal> journal =
+      ReadResultsJournal((fs::path(options.out_dir) / "results.jsonl").string(), /*drop_partial_tail=*/false);
+  if (!journal.ok()) return Reported(journal.status());
+  Summary summary = Summarize(journal->results);
+  std::set<std::pair<std::string, std::string>> finished;
+  for (const CaseResult& r : journal->results) finished.emplace(r.suite, r.name);
+  summary.planned = static_cast<int>(plan.planned.size());
+  summary.not_run = 0;
+  for (const auto& p : plan.planned) *summary.not_run += !finished.count({p.value("suite", ""), p.value("case", "")});
+
+  nlohmann::json fields;
+  fields["adapter"] = {{"name", w.info.name()},
+                       {"version", w.info.version()},
+                       {"backend_version", w.info.backend_version()},
+                       {"spec", inputs.adapter.spec}};
+  if (w.info.abi_version()) fields["adapter"]["abi_version"] = w.info.abi_version();
   // The adapter's own declaration (spec/aliasing.md): whether it updates
   // aliased inputs in place. Absent when it gave no capabilities.
-  if (device_info && capabilities.has_honours_aliasing()) {
-    j["adapter"]["honours_aliasing"] = capabilities.honours_aliasing();
+  if (w.device_info && w.capabilities.has_honours_aliasing()) {
+    fields["adapter"]["honours_aliasing"] = w.capabilities.honours_aliasing();
   }
-  j["device"] = {{"name", device},
-                 {"kind", device_info ? device_info->kind() : ""},
-                 {"description", device_info ? device_info->description() : absent}};
-  j["versions"] = {{"parity", kParityVersion}, {"protocol", static_cast<int>(protocol::PROTOCOL_VERSION)},
-                   {"abi", PARITY_ABI_VERSION}};
-  j["seconds"] = seconds;
-  {
-    const std::time_t now = std::time(nullptr);
-    char finished[32];
-    std::strftime(finished, sizeof finished, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-    j["finished"] = finished;
-  }
-  j["jobs"] = options.jobs;
-  j["worker_restarts"] = restarts;
-  j["memory_restarts"] = memory_restarts.load();
-  j["gate_failures"] = gate_failures;
-  j["expectations"] = options.expectations;
-  j["shard"] = options.shard_count > 1 ? nlohmann::json(StrCat(options.shard_index, "/", options.shard_count))
-                                       : nlohmann::json(nullptr);
-  if (Status s = WriteFileAtomically((fs::path(options.out_dir) / "summary.json").string(), DumpJson(j, 1) + "\n");
-      !s.ok()) {
-    return Fail(s.ToString());
-  }
+  fields["device"] = {{"name", w.device},
+                      {"kind", w.device_info ? w.device_info->kind() : ""},
+                      {"description", w.device_info ? w.device_info->description() : w.absent}};
+  fields["versions"] = {{"parity", kParityVersion}, {"protocol", static_cast<int>(protocol::PROTOCOL_VERSION)},
+                        {"abi", PARITY_ABI_VERSION}};
+  fields["seconds"] = seconds;
+  fields["finished"] = UtcNow();
+  fields["jobs"] = options.jobs;
+  fields["worker_restarts"] = totals.worker_restarts;
+  fields["memory_restarts"] = totals.memory_restarts;
+  fields["expectations"] = options.expectations;
+  fields["shard"] = options.shard_count > 1 ? nlohmann::json(StrCat(options.shard_index, "/", options.shard_count))
+                                            : nlohmann::json(nullptr);
+  if (Status s = WriteSummary(options.out_dir, summary, fields); !s.ok()) return Reported(s);
+  return summary;
+}
 
-  // The folder also gets its reports (junit.xml, report.md, report.html).
+// The folder also gets its reports (junit.xml, report.md, report.html); a
+// failure is told but does not fail the run.
+void WriteRunReports(const std::string& out_dir) {
   ReportOptions report;
-  report.dirs = {options.out_dir};
+  report.dirs = {out_dir};
   StatusOr<std::vector<RunData>> runs = LoadRuns(report);
   Status rendered = runs.ok() ? WriteReports(*runs, report) : runs.status();
   if (!rendered.ok()) std::cerr << "parity run: the reports could not be written: " << rendered.ToString() << "\n";
+}
 
+// Prints the counts and the gate's verdict; returns the exit status.
+int Gate(const RunCommandOptions& options, const RunInputs& inputs, const PlannedRun& plan, const Summary& summary,
+         const RunTotals& totals, double seconds) {
   std::cout << "cases by state:";
   for (const auto& [state, n] : summary.by_state) std::cout << " " << state << "=" << n;
   std::printf("\n%d of %zu planned cases in %.1f s (%d worker restart%s); results in %s\n", summary.total,
-              planned.size(), seconds, restarts, restarts == 1 ? "" : "s", options.out_dir.c_str());
+              plan.planned.size(), seconds, totals.worker_restarts, totals.worker_restarts == 1 ? "" : "s",
+              options.out_dir.c_str());
+  const Expectations* expectations = inputs.expectations.get();
   if (expectations && options.shard_count == 1 && options.filter.empty() && options.filter_file.empty()) {
     for (const auto& e : expectations->entries()) {
-      if (e.matched == 0 && done.empty()) std::cout << "note: expectation '" << e.pattern << "' matched no case\n";
+      if (e.matched == 0 && plan.done.empty()) std::cout << "note: expectation '" << e.pattern << "' matched no case\n";
     }
   }
   const int errors = summary.by_state.count("ERROR") ? summary.by_state.at("ERROR") : 0;
-  std::cout << (gate_failures ? "gate: FAILED, " : "gate: passed, ") << gate_failures << " case(s) fail it"
-            << (expectations ? " under " + expectations->path() : std::string()) << "\n";
+  std::cout << (summary.gate_failures ? "gate: FAILED, " : "gate: passed, ") << summary.gate_failures
+            << " case(s) fail it" << (expectations ? " under " + expectations->path() : std::string()) << "\n";
   if (errors) std::cout << "note: " << errors << " case(s) ended in ERROR (the harness or the infrastructure failed)\n";
-  return gate_failures ? 1 : errors ? 3 : 0;
+  return summary.gate_failures ? 1 : errors ? 3 : 0;
+}
+
+}  // namespace
+
+int RunRunCommand(const RunCommandOptions& options) {
+  const auto start = Clock::now();
+  ::signal(SIGPIPE, SIG_IGN);  // a worker that dies must not take the harness with it
+  if (Status s = CheckOptions(options); !s.ok()) return Fail(s);
+  StatusOr<RunInputs> inputs = LoadInputs(options);
+  if (!inputs.ok()) return Fail(inputs.status());
+  StatusOr<PlannedRun> plan = OpenJournal(options, *inputs);
+  if (!plan.ok()) return Fail(plan.status());
+  StatusOr<Workers> workers = StartWorkers(options, inputs->adapter);
+  if (!workers.ok()) return Fail(workers.status());
+
+  const size_t planned = inputs->cases.size(), already_done = planned - plan->todo.size();
+  std::cout << "parity run: adapter " << workers->info.name() << " " << workers->info.version() << " ("
+            << workers->info.backend_version() << "), device " << workers->device << ", " << planned << " cases"
+            << (plan->done.empty() ? "" : StrCat(", ", already_done, " already in the journal")) << ", "
+            << options.jobs << " worker(s)\n";
+  Progress progress(ProgressMode(options.progress), planned, already_done);
+  const RunTotals totals = RunCases(options, *inputs, *plan, *workers, progress);
+  progress.Finish();
+  if (totals.journal_failed) return Fail("the journal could not be written; the run stopped", 2);
+
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  StatusOr<Summary> summary = WriteRunSummary(options, *inputs, *plan, *workers, totals, seconds);
+  if (!summary.ok()) return Fail(summary.status());
+  WriteRunReports(options.out_dir);
+  return Gate(options, *inputs, *plan, *summary, totals, seconds);
 }
 
 }  // namespace parity

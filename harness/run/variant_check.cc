@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "harness/results.h"
+#include "harness/results/results.h"
 #include "reference/variants/variants.h"
 
 namespace parity {

@@ -1,11 +1,10 @@
-// Result states and the per-case record of the results journal
-// (results.jsonl, one JSON object per line) and its summary (summary.json).
-// The formats are specified in spec/results.md.
+// The results model (spec/results.md): result states and the gate rule, the
+// per-case record, and results.jsonl (one JSON object per line) read and written.
 #pragma once
 
-#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +23,13 @@ std::optional<CaseState> CaseStateFromName(const std::string& name);
 // States that make a backend non-conformant, or that signal a stale
 // expectation (XPASS); ERROR is infrastructure and never counts against it.
 bool FailsGate(CaseState state);
+// The same rule for a state's name; a name that is no state fails nothing.
+bool FailsGate(std::string_view state_name);
+// State names in the order reports list them: passes first, then what counts
+// against the backend, then the rest.
+const std::vector<std::string>& StateOrder();
+// The operator that counts and reports give a case whose line names none.
+inline constexpr const char* kUnknownOperator = "(unknown)";
 
 // One step of a stateful case (a data set run on the case's one session).
 struct StepRecord {
@@ -76,45 +82,53 @@ struct CaseResult {
   // The gate must see this case: a state that fails it, or one the
   // expectations did not foresee (set by ApplyExpectation's caller).
   bool gate_failure = false;
+
+  // A stateful case (case.json "steps"): its line has "steps" and "state_readback".
+  bool stateful() const { return !state_readback.empty() || !steps.empty(); }
 };
 
+// The gate counts this case: by its state (FailsGate) or by its line's
+// "gate_failure" (a state its expectations entry did not foresee).
+bool CountsForGate(const CaseResult& result);
+
 nlohmann::json ToJson(const CaseResult& result);
+// The line of results.jsonl for `result`, newline included: the one place a
+// result line is written (the run's journal, `parity eval`, `parity merge`).
+std::string ResultLine(const CaseResult& result);
 // JSON text of `j`; bytes that are not UTF-8 (an adapter's message, a
 // worker's log, a folder name) become U+FFFD instead of aborting the dump.
 std::string DumpJson(const nlohmann::json& j, int indent = -1);
 // Quotes a word for a POSIX shell when it needs it, for repro lines.
 std::string ShellQuote(const std::string& word);
-// Reads a journal line back; only the fields a summary and a resumed run
-// need must be present (case, suite, dir, state).
+// Reads a result line back. "case", "suite" and "state" must be there; every
+// other field may be absent or null, but a field of the wrong type is an
+// error naming it. Lines of `parity eval` from before "load_ms_cold" existed
+// say "load_ms"; non-finite times written as strings ("inf") are left unset.
 StatusOr<CaseResult> CaseResultFromJson(const nlohmann::json& line);
+
+// The results of one results.jsonl, in line order, later duplicates of a
+// case (suite and name) replacing the earlier line.
+struct ResultsJournal {
+  std::vector<CaseResult> results;
+  std::vector<std::string> warnings;  // a dropped partial last line, a duplicate case
+};
+// Parses the text of a results journal; `path` only names it in messages. A
+// last line without its newline that does not parse is a write cut short by
+// a kill: it is dropped with a warning. Any other bad line is an error naming
+// the file and its line number.
+StatusOr<ResultsJournal> ParseResultsJournal(const std::string& text, const std::string& path);
+// Reads results.jsonl at `path`; a missing file reads as no results. With
+// `drop_partial_tail`, a partial last line is also cut off the file, so that
+// appending to it resumes on a line boundary.
+StatusOr<ResultsJournal> ReadResultsJournal(const std::string& path, bool drop_partial_tail);
 
 // {"median", "min", "max", "repeats"} of a list of timings; null when empty.
 nlohmann::json TimingStats(std::vector<double> values);
+// The median of `values`, as TimingStats computes it; unset when empty.
+std::optional<double> Median(std::vector<double> values);
 
-// One case of a model with variant entries, for the comparison of its
-// session creation with that of its stripped twin (summary.json's
-// "variant_load_ms"): each time in milliseconds, the warm ones the median of
-// the case's warm repeats.
-struct VariantLoadSample {
-  std::optional<double> cold, warm, stripped_cold, stripped_warm;
-};
-// {"cases", "cold", "warm_median", "stripped_cold", "stripped_warm_median",
-// "cold_ratio", "warm_ratio"} over the samples; null when no sample has both
-// cold times. Ratios are the medians of the per-case ratios (with entries /
-// stripped), over the cases that have both times.
-nlohmann::json VariantLoadStats(const std::vector<VariantLoadSample>& samples);
-
-// Counts by state, overall, per operator and per suite, and load-time statistics.
-struct Summary {
-  std::map<std::string, int> by_state;
-  std::map<std::string, std::map<std::string, int>> by_operator;  // op -> state -> count
-  std::map<std::string, std::map<std::string, int>> by_suite;     // suite -> state -> count
-  std::vector<double> load_ms_cold;
-  std::vector<double> load_ms_warm_median;  // one per case that had warm repeats
-  std::vector<VariantLoadSample> variant_load;  // one per case with a stripped twin measured
-  int total = 0;
-  void Add(const CaseResult& result);
-  nlohmann::json ToJson() const;
-};
+// Writes `content` to `path` through a temporary file and a rename, so that a
+// reader never sees half a file.
+Status WriteFileAtomically(const std::string& path, const std::string& content);
 
 }  // namespace parity

@@ -1,7 +1,13 @@
-// Tests of the result line's variant and stateful fields (spec/results.md):
-// written only where they apply, read back, absent from older lines, and
-// summarised.
-#include "harness/results.h"
+// Tests of the results model (spec/results.md): states and the gate rule,
+// the line's variant and stateful fields (written only where they apply,
+// read back, absent from older lines), and results.jsonl read back.
+#include "harness/results/results.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -79,35 +85,91 @@ TEST(ResultsTest, PlainCasesAndOldLinesHaveNoVariantFields) {
   EXPECT_EQ(ToJson(*back).contains("variant_targets"), false);
 }
 
-TEST(ResultsTest, SummaryComparesVariantModelsWithTheirStrippedTwins) {
-  Summary plain;
-  CaseResult other = VariantResult(5, 5, 5, 5);
-  other.load_ms_stripped_cold.reset();
-  other.load_ms_stripped_warm.clear();
-  plain.Add(other);
-  EXPECT_FALSE(plain.ToJson().contains("variant_load_ms"));
-
-  Summary s;
-  s.Add(other);  // no twin: not counted
-  s.Add(VariantResult(12, 4, 10, 2));  // ratios 1.2 and 2
-  s.Add(VariantResult(30, 9, 10, 3));  // ratios 3 and 3
-  s.Add(VariantResult(20, 6, 10, 6));  // ratios 2 and 1
-  const json v = s.ToJson()["variant_load_ms"];
-  EXPECT_EQ(v["cases"], 3);
-  EXPECT_EQ(v["cold"]["median"], 20);
-  EXPECT_EQ(v["stripped_cold"]["median"], 10);
-  EXPECT_EQ(v["warm_median"]["median"], 6);
-  EXPECT_EQ(v["stripped_warm_median"]["median"], 3);
-  EXPECT_DOUBLE_EQ(v["cold_ratio"].get<double>(), 2.0);
-  EXPECT_DOUBLE_EQ(v["warm_ratio"].get<double>(), 2.0);
+TEST(ResultsTest, EveryStateHasANameAndAPlaceInTheReportOrder) {
+  EXPECT_EQ(StateOrder().size(), static_cast<size_t>(CaseState::kFellBack) + 1);
+  for (const std::string& name : StateOrder()) {
+    const std::optional<CaseState> state = CaseStateFromName(name);
+    ASSERT_TRUE(state.has_value()) << name;
+    EXPECT_EQ(CaseStateName(*state), name);
+    EXPECT_EQ(FailsGate(*state), FailsGate(std::string_view(name))) << name;
+  }
+  EXPECT_FALSE(FailsGate(std::string_view("MAYBE")));
+  EXPECT_FALSE(CaseStateFromName("MAYBE").has_value());
 }
 
-TEST(ResultsTest, RatiosNeedBothTimes) {
-  const json v = VariantLoadStats({{1.0, std::nullopt, 0.0, std::nullopt}});
-  EXPECT_EQ(v["cases"], 1);
-  EXPECT_TRUE(v["cold_ratio"].is_null());  // a stripped time of 0 gives no ratio
-  EXPECT_TRUE(v["warm_ratio"].is_null());
-  EXPECT_TRUE(VariantLoadStats({}).is_null());
+TEST(ResultsTest, TheGateCountsFailingStatesAndUnforeseenOnes) {
+  CaseResult r;
+  r.state = CaseState::kFail;
+  EXPECT_TRUE(CountsForGate(r));
+  r.state = CaseState::kError;  // the harness's failure, never the backend's
+  EXPECT_FALSE(CountsForGate(r));
+  r.state = CaseState::kSkip;
+  r.gate_failure = true;  // a state its expectations entry did not foresee
+  EXPECT_TRUE(CountsForGate(r));
+}
+
+TEST(ResultsTest, AResultLineIsOneLineOfJson) {
+  CaseResult r = VariantResult(12, 4, 10, 2);
+  r.message = "two\nlines";
+  const std::string line = ResultLine(r);
+  ASSERT_FALSE(line.empty());
+  EXPECT_EQ(line.back(), '\n');
+  EXPECT_EQ(line.find('\n'), line.size() - 1);
+  EXPECT_EQ(json::parse(line), ToJson(r));
+}
+
+TEST(ResultsTest, AFieldOfTheWrongTypeIsAnErrorNamingIt) {
+  json line = ToJson(VariantResult(12, 4, 10, 2));
+  line["outputs"] = "none";
+  StatusOr<CaseResult> back = CaseResultFromJson(line);
+  ASSERT_FALSE(back.ok());
+  EXPECT_NE(back.status().message().find("\"outputs\" is not an array"), std::string::npos) << back.status().message();
+  line = {{"case", "a"}, {"suite", "s"}, {"state", "PASS"}, {"load_ms_cold", "inf"}, {"load_ms", 3}};
+  back = CaseResultFromJson(line);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_FALSE(back->load_ms_cold.has_value());  // "inf" is no time; "load_ms" only stands in when absent
+  line.erase("load_ms_cold");
+  EXPECT_EQ(*CaseResultFromJson(line)->load_ms_cold, 3);  // an old eval line
+  EXPECT_FALSE(CaseResultFromJson(json{{"case", "a"}, {"suite", "s"}}).ok());
+}
+
+TEST(ResultsTest, AJournalKeepsTheLaterLineOfACaseAndDropsAPartialTail) {
+  const std::string a = ResultLine(VariantResult(1, 1, 1, 1));
+  CaseResult again = VariantResult(2, 2, 2, 2);
+  again.state = CaseState::kFail;
+  StatusOr<ResultsJournal> journal = ParseResultsJournal(a + "\n" + ResultLine(again) + "{\"case\": \"b", "r.jsonl");
+  ASSERT_TRUE(journal.ok()) << journal.status().ToString();
+  ASSERT_EQ(journal->results.size(), 1u);
+  EXPECT_EQ(journal->results[0].state, CaseState::kFail);
+  ASSERT_EQ(journal->warnings.size(), 2u);
+  EXPECT_NE(journal->warnings[0].find("r.jsonl:3: case variants/test_variant also on line 1"), std::string::npos)
+      << journal->warnings[0];
+  EXPECT_NE(journal->warnings[1].find("r.jsonl:4: dropped a partial last line"), std::string::npos);
+
+  StatusOr<ResultsJournal> bad = ParseResultsJournal(a + "{not json\n", "r.jsonl");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("r.jsonl:2: not valid JSON"), std::string::npos) << bad.status().message();
+}
+
+TEST(ResultsTest, ReadingToResumeCutsThePartialTailOffTheFile) {
+  const std::string path = ::testing::TempDir() + "/parity_results_" + std::to_string(::getpid()) + ".jsonl";
+  const std::string whole = ResultLine(VariantResult(1, 1, 1, 1));
+  // A partial tail that happens to parse: appending after it would join two lines.
+  const std::string tail = DumpJson(ToJson(VariantResult(2, 2, 2, 2)));
+  std::ofstream(path, std::ios::binary) << whole << tail;
+  StatusOr<ResultsJournal> kept = ReadResultsJournal(path, /*drop_partial_tail=*/false);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(kept->results.size(), 1u);  // the same case twice: the later line
+  EXPECT_EQ(kept->results[0].load_ms_cold, 2);
+  StatusOr<ResultsJournal> resumed = ReadResultsJournal(path, /*drop_partial_tail=*/true);
+  ASSERT_TRUE(resumed.ok());
+  EXPECT_EQ(resumed->results[0].load_ms_cold, 1);
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), whole);
+  std::filesystem::remove(path);
+  EXPECT_TRUE(ReadResultsJournal(path, false)->results.empty());  // no file: no results
 }
 
 TEST(ResultsTest, StepsAndStateReadbackRoundTrip) {

@@ -1,0 +1,70 @@
+// summary.json (spec/results.md): counts by state, operator and suite, the
+// gate, and the timing statistics of a set of results, and the one writer of
+// the file.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/results/results.h"
+#include "reference/core/status.h"
+
+namespace parity {
+
+// One case of a model with variant entries, for the comparison of its
+// session creation with that of its stripped twin (summary.json's
+// "variant_load_ms"): each time in milliseconds, the warm ones the median of
+// the case's warm repeats.
+struct VariantLoadSample {
+  std::optional<double> cold, warm, stripped_cold, stripped_warm;
+};
+// {"cases", "cold", "warm_median", "stripped_cold", "stripped_warm_median",
+// "cold_ratio", "warm_ratio"} over the samples; null when no sample has both
+// cold times. Ratios are the medians of the per-case ratios (with entries /
+// stripped), over the cases that have both times.
+nlohmann::json VariantLoadStats(const std::vector<VariantLoadSample>& samples);
+
+// What summary.json computes from the results: counts by state, per operator
+// and per suite, the gate, load-time statistics and, where the writer knows
+// the plan, how many cases were planned and did not run.
+struct Summary {
+  std::map<std::string, int> by_state;
+  std::map<std::string, std::map<std::string, int>> by_operator;  // op -> state -> count
+  std::map<std::string, std::map<std::string, int>> by_suite;     // suite -> state -> count
+  std::vector<double> load_ms_cold;
+  std::vector<double> load_ms_warm_median;      // one per case that had warm repeats
+  std::vector<VariantLoadSample> variant_load;  // one per case with a stripped twin measured
+  int total = 0;
+  int gate_failures = 0;          // results the gate counts
+  std::optional<int> planned;     // "planned": written when set
+  std::optional<int> not_run;     // "not_run": written when set
+
+  // Counts `result`; the gate counts it by CountsForGate.
+  void Add(const CaseResult& result) { Add(result, CountsForGate(result)); }
+  // Counts `result`, the gate by the caller's rule (`parity eval` keeps
+  // whether the expectations foresaw a case beside its line, not in it).
+  void Add(const CaseResult& result, bool counts_for_gate);
+  // The computed fields: "total", "by_state", "by_operator", "by_suite",
+  // "load_ms", "gate_failures", and "variant_load_ms", "planned" and
+  // "not_run" where they apply.
+  nlohmann::json ToJson() const;
+};
+
+// The summary of `results`, each counted by CountsForGate.
+Summary Summarize(const std::vector<CaseResult>& results);
+
+// summary.json's content: `fields` (what the writer knows besides the
+// results: adapter, device, versions, seconds, shard...) with the computed
+// fields of `summary` over them; a "variant_load_ms" in `fields` that the
+// results no longer support is dropped.
+nlohmann::json SummaryJson(const Summary& summary, nlohmann::json fields);
+
+// Writes DIR/summary.json with SummaryJson's content, through a temporary
+// file and a rename. The one writer of summary.json.
+Status WriteSummary(const std::string& dir, const Summary& summary, const nlohmann::json& fields);
+
+}  // namespace parity
