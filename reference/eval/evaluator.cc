@@ -381,7 +381,6 @@ StatusOr<std::vector<const onnx::NodeProto*>> TopologicalOrder(
 
 Evaluator::Evaluator(LoadedModel model, EvalOptions options) : model_(std::move(model)), options_(options) {
   if (!options_.registry) options_.registry = &ReferenceRegistry();
-  if (!options_.functions) options_.functions = &FunctionLibrary::Standard();
 }
 
 StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(LoadedModel model, EvalOptions options) {
@@ -393,6 +392,9 @@ StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(LoadedModel model, EvalOp
     std::string message = problems[0].message();
     if (problems.size() > 1) message += StrCat(" (and ", problems.size() - 1, " more problems)");
     return Status(problems[0].code(), message);
+  }
+  if (!options.functions) {
+    PARITY_ASSIGN_OR_RETURN(options.functions, FunctionLibrary::Standard());
   }
   std::unique_ptr<Evaluator> e(new Evaluator(std::move(model), options));
   const onnx::ModelProto& proto = *e->model_.proto;
