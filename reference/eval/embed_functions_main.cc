@@ -128,11 +128,15 @@ int Main(int argc, char** argv) {
     std::cerr << checked.message() << "\n";
     return 1;
   }
+  const std::string source = GeneratedSource(files);
+  // An unchanged source is left as it is, so that the build (which restats
+  // the outputs of custom commands) recompiles and relinks nothing.
+  if (parity::StatusOr<std::string> old = ReadFile(out_path); old.ok() && *old == source) return 0;
   // Written beside and renamed, so that a failed write leaves no half source.
   const std::string temp_path = out_path + ".tmp";
   {
     std::ofstream out(temp_path, std::ios::binary | std::ios::trunc);
-    out << GeneratedSource(files);
+    out << source;
     if (!out.flush()) {
       std::cerr << "parity_embed_functions: cannot write " << temp_path << "\n";
       return 1;
