@@ -38,11 +38,11 @@ double MillisecondsSince(Clock::time_point start) {
 
 // Whether a top-level node of the model (or of a model-local function it
 // calls) is an operator with a body in the standard function library.
-bool UsesAFunctionBody(const onnx::ModelProto& model) {
-  const FunctionLibrary& library = FunctionLibrary::Standard();
+StatusOr<bool> UsesAFunctionBody(const onnx::ModelProto& model) {
+  PARITY_ASSIGN_OR_RETURN(const FunctionLibrary* library, FunctionLibrary::Standard());
   auto any = [&](const auto& nodes) {
     for (const auto& node : nodes) {
-      if (library.Find(node.domain(), node.op_type(), node.overload())) return true;
+      if (library->Find(node.domain(), node.op_type(), node.overload())) return true;
     }
     return false;
   };
@@ -153,11 +153,19 @@ CaseResult EvaluateCase(CaseInfo info, const TolerancePolicy& policy, const Eval
   EvalOptions eval_options;
   eval_options.time_limit_seconds = timeout_seconds;
   eval_options.prefer_function_bodies = prefer_bodies;
-  if (prefer_bodies && !UsesAFunctionBody(*model->proto)) {
-    // Nothing to check: the kernels would run and compare with themselves.
-    r.state = CaseState::kUnsupported;
-    r.message = StrCat("no node of the model has a body in spec/functions/ (", r.op, ")");
-    return r;
+  if (prefer_bodies) {
+    StatusOr<bool> uses_a_body = UsesAFunctionBody(*model->proto);
+    if (!uses_a_body.ok()) {
+      r.state = CaseState::kError;
+      r.message = uses_a_body.status().ToString();
+      return r;
+    }
+    if (!*uses_a_body) {
+      // Nothing to check: the kernels would run and compare with themselves.
+      r.state = CaseState::kUnsupported;
+      r.message = StrCat("no node of the model has a body in spec/functions/ (", r.op, ")");
+      return r;
+    }
   }
   StatusOr<std::unique_ptr<Evaluator>> evaluator = Evaluator::Create(*model, WithReferenceKernels(eval_options));
   r.load_ms_cold = MillisecondsSince(load_start);

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "harness/case_reader.h"
+#include "harness/command_usage.h"
 #include "harness/compare.h"
 #include "harness/run/journal.h"
 #include "harness/run/variant_check.h"
@@ -25,8 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 
 int UsageError(const std::string& command, const std::string& message) {
-  std::cerr << "parity " << command << ": " << message << "\n";
-  return 2;
+  return CommandUsageError(command, message);
 }
 
 Status WriteModel(const onnx::ModelProto& model, const std::string& path) {

@@ -15,7 +15,7 @@
 #include "reports/junit.h"
 #include "reports/markdown.h"
 #include "reports/matrix.h"
-#include "reports/report_command.h"
+#include "harness/report_command.h"
 #include "reports/run_data.h"
 
 namespace parity {

@@ -29,7 +29,7 @@
 #include "harness/run/variant_check.h"
 #include "harness/results/results.h"
 #include "harness/results/summary.h"
-#include "reports/report_command.h"
+#include "harness/report_command.h"
 #include "spec/abi/parity_adapter.h"
 
 namespace parity {

@@ -93,9 +93,7 @@ void BlankAbsentInputs(onnx::NodeProto* node, const std::unordered_set<std::stri
 
 }  // namespace
 
-Evaluator::Evaluator(LoadedModel model, EvalOptions options) : model_(std::move(model)), options_(options) {
-  if (!options_.functions) options_.functions = &FunctionLibrary::Standard();
-}
+Evaluator::Evaluator(LoadedModel model, EvalOptions options) : model_(std::move(model)), options_(options) {}
 
 StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(LoadedModel model, EvalOptions options) {
   if (!model.proto) return Internal("Evaluator::Create: no model");
@@ -109,6 +107,9 @@ StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(LoadedModel model, EvalOp
     std::string message = problems[0].message();
     if (problems.size() > 1) message += StrCat(" (and ", problems.size() - 1, " more problems)");
     return Status(problems[0].code(), message);
+  }
+  if (!options.functions) {
+    PARITY_ASSIGN_OR_RETURN(options.functions, FunctionLibrary::Standard());
   }
   std::unique_ptr<Evaluator> e(new Evaluator(std::move(model), options));
   const onnx::ModelProto& proto = *e->model_.proto;

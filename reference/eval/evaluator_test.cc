@@ -119,7 +119,9 @@ TEST(EvaluatorTest, OperatorWithoutKernelExpandsItsSpecFunctionBody) {
 }
 
 TEST(EvaluatorTest, StandardLibraryHoldsSwiGluAndTheEvaluatorUsesIt) {
-  const FunctionLibrary& standard = FunctionLibrary::Standard();
+  StatusOr<const FunctionLibrary*> loaded = FunctionLibrary::Standard();
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const FunctionLibrary& standard = **loaded;
   ASSERT_NE(standard.Find("", "SwiGLU"), nullptr) << "spec/functions/swiglu.onnxtxt not loaded";
   // A registry without SwiGLU forces the expansion.
   OpRegistry registry;

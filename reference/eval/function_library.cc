@@ -1,10 +1,6 @@
-// Loading function definitions written in ONNX text syntax.
+// Function definitions written in ONNX text syntax, and the standard library
+// of them: the bodies of spec/functions/ that the build embedded.
 #include "reference/eval/function_library.h"
-
-#include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
 
 #include "reference/eval/registry.h"
 #include "reference/model/text_syntax.h"
@@ -27,39 +23,31 @@ const onnx::FunctionProto* FunctionLibrary::Find(const std::string& domain, cons
   return it == functions_.end() ? nullptr : &it->second;
 }
 
-StatusOr<FunctionLibrary> FunctionLibrary::LoadDirectory(const std::string& dir) {
-  namespace fs = std::filesystem;
+StatusOr<FunctionLibrary> FunctionLibrary::Parse(std::span<const EmbeddedFunctionFile> files) {
   FunctionLibrary library;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return NotFound("function folder '", dir, "' does not exist");
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.path().extension() == ".onnxtxt") files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
-  for (const auto& path : files) {
-    std::ifstream in(path);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    StatusOr<std::vector<onnx::FunctionProto>> parsed = ParseFunctionsText(text);
-    if (!parsed.ok()) return parsed.status().WithContext(path.string());
-    for (auto& f : *parsed) PARITY_RETURN_IF_ERROR(library.Add(std::move(f), path.string()));
+  for (const EmbeddedFunctionFile& file : files) {
+    const std::string source = "spec/functions/" + std::string(file.name);
+    StatusOr<std::vector<onnx::FunctionProto>> parsed = ParseFunctionsText(file.text);
+    // The parser's messages start "LINE:COLUMN:".
+    if (!parsed.ok()) return Status(parsed.status().code(), source + ":" + parsed.status().message());
+    for (auto& f : *parsed) PARITY_RETURN_IF_ERROR(library.Add(std::move(f), source));
   }
   return library;
 }
 
-const FunctionLibrary& FunctionLibrary::Standard() {
-  static const FunctionLibrary* library = [] {
-    const std::string dir = std::string(PARITY_SOURCE_DIR) + "/spec/functions";
-    StatusOr<FunctionLibrary> loaded = LoadDirectory(dir);
-    if (!loaded.ok()) {
-      if (loaded.status().code() != StatusCode::kNotFound) {
-        std::cerr << "warning: " << loaded.status().ToString() << "\n";
-      }
-      return new FunctionLibrary();
+StatusOr<const FunctionLibrary*> FunctionLibrary::Standard() {
+  // Parsed once; a failure is kept and returned to every caller.
+  static const StatusOr<FunctionLibrary>* library = [] {
+    StatusOr<FunctionLibrary> parsed = Parse(EmbeddedFunctionFiles());
+    if (!parsed.ok()) {
+      return new StatusOr<FunctionLibrary>(
+          Internal("the function bodies embedded at build time do not load (the build should have refused them): ",
+                   parsed.status().ToString()));
     }
-    return new FunctionLibrary(std::move(loaded).value());
+    return new StatusOr<FunctionLibrary>(std::move(parsed));
   }();
-  return *library;
+  if (!library->ok()) return library->status();
+  return &library->value();
 }
 
 }  // namespace parity

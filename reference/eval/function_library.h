@@ -4,12 +4,14 @@
 #pragma once
 
 #include <map>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "onnx/onnx-ml.pb.h"
 #include "reference/core/status.h"
+#include "reference/eval/embedded_functions.h"
 
 namespace parity {
 
@@ -21,11 +23,13 @@ class FunctionLibrary {
                                   const std::string& overload = "") const;
   size_t size() const { return functions_.size(); }
 
-  // Reads every *.onnxtxt file of a folder (not recursive).
-  static StatusOr<FunctionLibrary> LoadDirectory(const std::string& dir);
-  // spec/functions of this source tree (PARITY_SOURCE_DIR), loaded once;
-  // an empty library if the folder is absent.
-  static const FunctionLibrary& Standard();
+  // Parses function texts; errors name the file and the line.
+  static StatusOr<FunctionLibrary> Parse(std::span<const EmbeddedFunctionFile> files);
+  // The bodies of spec/functions/, embedded in the binary when it was built
+  // and parsed on first use; nothing is read from disk. The build refuses a
+  // body that does not parse (embed_functions_main.cc), so an error here is
+  // a bug of ONNX Parity (kInternal). Thread-safe.
+  static StatusOr<const FunctionLibrary*> Standard();
 
  private:
   std::map<std::tuple<std::string, std::string, std::string>, onnx::FunctionProto> functions_;

@@ -61,16 +61,8 @@ SingleNode AttentionNode(const AttentionCase& c) {
   return node;
 }
 
-// The library under test, read here rather than through Standard() so that
-// a body that does not parse fails this test by name.
-const FunctionLibrary& Bodies() {
-  static const FunctionLibrary* library = [] {
-    StatusOr<FunctionLibrary> loaded = FunctionLibrary::LoadDirectory(PARITY_SOURCE_DIR "/spec/functions");
-    EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-    return new FunctionLibrary(loaded.ok() ? std::move(loaded).value() : FunctionLibrary());
-  }();
-  return *library;
-}
+// The library under test: the bodies embedded at build time.
+const FunctionLibrary& Bodies() { return testing_util::StandardBodies(); }
 
 // The policy's float16 bound assumes a backend that accumulates in float32
 // and rounds once; the body rounds to T after each of its steps. On the way

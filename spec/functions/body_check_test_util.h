@@ -223,6 +223,15 @@ class Draw {
 };
 
 // "[2,3,8]", for case labels.
+// The standard function library; a test that uses it fails (rather than
+// crashes) when it does not load.
+inline const FunctionLibrary& StandardBodies() {
+  static const FunctionLibrary empty;
+  StatusOr<const FunctionLibrary*> standard = FunctionLibrary::Standard();
+  EXPECT_TRUE(standard.ok()) << standard.status().ToString();
+  return standard.ok() ? **standard : empty;
+}
+
 inline std::string ShapeLabel(const Shape& s) {
   std::string out = "[";
   for (size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + std::to_string(s[i]);

@@ -71,7 +71,7 @@ const DataType kFloatTypes[] = {DataType::kFloat, DataType::kFloat16, DataType::
 
 TEST(ContribAttentionBodiesTest, StandardLibraryDefinesEachFunction) {
   for (const char *op : {"MultiHeadAttention", "GroupQueryAttention"}) {
-    EXPECT_NE(FunctionLibrary::Standard().Find(kContribDomain, op), nullptr) << op << " has no body in spec/functions";
+    EXPECT_NE(testing_util::StandardBodies().Find(kContribDomain, op), nullptr) << op << " has no body in spec/functions";
   }
 }
 
@@ -206,7 +206,7 @@ TEST(ContribAttentionBodiesTest, GroupQueryAttentionBodyMatchesKernel) {
 // tokens after 1, 1 after 5), blocks out of order and unused entries -1;
 // each plain, with local_window_size 2, softcap 0.5 and scale 0.3.
 TEST(ContribAttentionBodiesTest, PagedAttentionBodyMatchesKernel) {
-  ASSERT_NE(FunctionLibrary::Standard().Find(kContribDomain, "PagedAttention"), nullptr);
+  ASSERT_NE(testing_util::StandardBodies().Find(kContribDomain, "PagedAttention"), nullptr);
   Draw draw(41003);
   const int64_t heads = 4, kv_heads = 2, head = 4, num_blocks = 8, block_size = 2;
   std::vector<ContribCase> cases;

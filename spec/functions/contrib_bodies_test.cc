@@ -51,8 +51,8 @@ const std::vector<std::vector<bool>> kSkipOutputs = {
 TEST(ContribBodiesTest, StandardLibraryDefinesEachContribFunction) {
   for (const char* op :
        {"SimplifiedLayerNormalization", "SkipLayerNormalization", "SkipSimplifiedLayerNormalization"}) {
-    EXPECT_NE(FunctionLibrary::Standard().Find(kContribDomain, op), nullptr) << op << " has no body in spec/functions";
-    EXPECT_EQ(FunctionLibrary::Standard().Find("", op), nullptr) << op << " must not be in the default domain";
+    EXPECT_NE(testing_util::StandardBodies().Find(kContribDomain, op), nullptr) << op << " has no body in spec/functions";
+    EXPECT_EQ(testing_util::StandardBodies().Find("", op), nullptr) << op << " must not be in the default domain";
   }
 }
 

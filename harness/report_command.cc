@@ -1,9 +1,10 @@
 // The `parity report` command: argument parsing and writing the files.
-#include "reports/report_command.h"
+#include "harness/report_command.h"
 
 #include <filesystem>
 #include <iostream>
 
+#include "harness/command_usage.h"
 #include "reports/html.h"
 #include "reports/junit.h"
 #include "reports/markdown.h"
@@ -12,12 +13,6 @@ namespace parity {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr const char* kUsage =
-    "usage: parity report DIR... [--out DIR] [--title TEXT]\n"
-    "  renders junit.xml, report.md and report.html from run folders (results.jsonl, run.json,\n"
-    "  summary.json); with one DIR, also refreshes its summary.json and writes into DIR unless\n"
-    "  --out is given; several DIRs (one per adapter or device) need --out and are shown side by side\n";
 
 std::string DefaultTitle(const std::vector<RunData>& runs) {
   std::string title = "ONNX Parity: ";
@@ -59,24 +54,24 @@ int RunReportCommand(const std::vector<std::string>& args) {
     const std::string& a = args[i];
     if (a == "--out" || a == "--title") {
       if (i + 1 >= args.size()) {
-        std::cerr << "parity report: " << a << " needs a value\n" << kUsage;
-        return 2;
+        return CommandUsageError("report", a + " needs a value");
       }
       (a == "--out" ? options.out_dir : options.title) = args[++i];
     } else if (a == "--help" || a == "-h") {
-      std::cout << kUsage;
+      std::cout << CommandHelp("report");
       return 0;
     } else if (a.rfind("--", 0) == 0) {
-      std::cerr << "parity report: unknown option '" << a << "'\n" << kUsage;
-      return 2;
+      return CommandUsageError("report", "unknown option '" + a + "'");
     } else {
       options.dirs.push_back(a);
     }
   }
   StatusOr<std::vector<RunData>> runs = LoadRuns(options);
   if (!runs.ok()) {
+    if (options.dirs.empty() || (options.dirs.size() > 1 && options.out_dir.empty())) {
+      return CommandUsageError("report", runs.status().ToString());
+    }
     std::cerr << "parity report: " << runs.status().ToString() << "\n";
-    if (options.dirs.empty() || (options.dirs.size() > 1 && options.out_dir.empty())) std::cerr << kUsage;
     return 2;
   }
   for (const RunData& run : *runs) {
