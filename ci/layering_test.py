@@ -41,6 +41,7 @@ LAYERS = [
 TEST_EXTRA = {
     "reference": REFERENCE,
     "harness": ["adapters"],
+    "reports": ["harness"],  # the report tests also drive `parity report` end to end
 }
 
 PROJECT_ROOTS = ("reference/", "harness/", "reports/", "adapters/", "spec/", "cases/")
