@@ -18,9 +18,9 @@ using nlohmann::json;
 // The keys of each object case.json holds, by key path ("" the top level,
 // "steps.carry[]" the objects of that list). The one list ParseCaseFile
 // checks against and CaseFileKeyPaths reports.
-constexpr std::string_view kTopKeys[] = {"check",   "fallback", "feature", "generator",       "operator",
-                                         "output_operators",    "source",  "steps",           "suite",
-                                         "tags",    "tolerance", "variant_targets", "variants", "why"};
+constexpr std::string_view kTopKeys[] = {
+    "operator", "output_operators", "tolerance", "steps", "fallback", "variant_targets", "variants",
+    "check", "tags", "feature", "generator", "source", "suite", "why"};
 constexpr std::string_view kCheckKeys[] = {"rule", "message"};
 constexpr std::string_view kStepsKeys[] = {"carry"};
 constexpr std::string_view kCarryKeys[] = {"output", "input"};
@@ -55,13 +55,10 @@ class Parser {
         PARITY_ASSIGN_OR_RETURN(file.check, Check(value));
       } else if (key == "tags") {
         PARITY_ASSIGN_OR_RETURN(file.tags, StringList(value, key));
-      } else {
-        std::string* text = key == "feature"     ? &file.feature
-                            : key == "generator" ? &file.generator
-                            : key == "source"    ? &file.source
-                            : key == "suite"     ? &file.suite
-                                                 : &file.why;
+      } else if (std::string* text = DescriptiveField(file, key)) {
         PARITY_ASSIGN_OR_RETURN(*text, String(value, key));
+      } else {
+        return Internal(path_, ": the key \"", key, "\" is known but not read");  // kTopKeys and this disagree
       }
     }
     return file;
@@ -72,6 +69,16 @@ class Parser {
   Status Error(const std::string& key_path, const Args&... parts) const {
     if (key_path.empty()) return InvalidArgument(path_, ": ", parts...);
     return InvalidArgument(path_, ": \"", key_path, "\": ", parts...);
+  }
+
+  // The string field of a descriptive key, or null.
+  static std::string* DescriptiveField(CaseFile& file, const std::string& key) {
+    if (key == "feature") return &file.feature;
+    if (key == "generator") return &file.generator;
+    if (key == "source") return &file.source;
+    if (key == "suite") return &file.suite;
+    if (key == "why") return &file.why;
+    return nullptr;
   }
 
   static std::string Show(const json& value) {

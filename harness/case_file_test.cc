@@ -158,7 +158,8 @@ TEST(CaseFileTest, ValuesOfTheWrongTypeAreRefusedWithTheKeyPath) {
 }
 
 TEST(CaseFileTest, AnInputCarriedTwiceIsRefused) {
-  EXPECT_EQ(Refusal({{"steps", {{"carry", {{{"output", "k"}, {"input", "past"}}, {{"output", "v"}, {"input", "past"}}}}}}}),
+  const json carry = {{{"output", "k"}, {"input", "past"}}, {{"output", "v"}, {"input", "past"}}};
+  EXPECT_EQ(Refusal({{"steps", {{"carry", carry}}}}),
             "cases/x/case.json: \"steps.carry[1]\": input 'past' is carried twice (from 'k' and 'v')");
 }
 
@@ -253,7 +254,8 @@ TEST(CaseFileTest, TheSchemaAndTheReaderKnowTheSameKeys) {
   const std::vector<std::string> reader = CaseFileKeyPaths();
   const std::set<std::string> in_reader(reader.begin(), reader.end());
   for (const std::string& key : in_schema) {
-    EXPECT_TRUE(in_reader.count(key)) << "spec/case.schema.json has \"" << key << "\", which ParseCaseFile does not know";
+    EXPECT_TRUE(in_reader.count(key)) << "spec/case.schema.json has \"" << key
+                                      << "\", which ParseCaseFile does not know";
   }
   for (const std::string& key : in_reader) {
     EXPECT_TRUE(in_schema.count(key)) << "ParseCaseFile knows \"" << key << "\", which spec/case.schema.json lacks";
