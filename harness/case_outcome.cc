@@ -7,9 +7,8 @@ namespace {
 
 // The operator case.json names for one output, or "".
 std::string OutputOperator(const CaseInfo& info, const std::string& output) {
-  if (!info.meta.contains("output_operators") || !info.meta["output_operators"].is_object()) return "";
-  const nlohmann::json& ops = info.meta["output_operators"];
-  return ops.contains(output) && ops[output].is_string() ? ops[output].get<std::string>() : "";
+  const auto found = info.case_file.output_operators.find(output);
+  return found == info.case_file.output_operators.end() ? "" : found->second;
 }
 
 }  // namespace
@@ -17,11 +16,8 @@ std::string OutputOperator(const CaseInfo& info, const std::string& output) {
 OutputFacts OutputOperatorFacts(const CaseInfo& info, const onnx::ModelProto& model, const KnownDims& dims,
                                 const KnownInts& ints) {
   OutputFacts facts;
-  if (!info.meta.contains("output_operators") || !info.meta["output_operators"].is_object()) return facts;
-  for (const auto& [output, op] : info.meta["output_operators"].items()) {
-    if (op.is_string() && !facts.count(op.get<std::string>())) {
-      facts[op.get<std::string>()] = ShapeFactsFor(model, op.get<std::string>(), dims, ints);
-    }
+  for (const auto& [output, op] : info.case_file.output_operators) {
+    if (!facts.count(op)) facts[op] = ShapeFactsFor(model, op, dims, ints);
   }
   return facts;
 }
@@ -46,8 +42,9 @@ bool CompareDataSet(const DataSet& set, const std::vector<Value>& actual, const 
     const bool own = !output_op.empty() && own_facts != output_facts.end();
     const ShapeFacts& used_facts = own ? own_facts->second : facts;
     Tolerance tol = policy.For(own ? output_op : r.op, dtype, used_facts, adapter);
-    if (info.meta.contains("tolerance")) {
-      StatusOr<Tolerance> overridden = TolerancePolicy::ApplyOverride(tol, info.meta["tolerance"]);
+    if (info.case_file.tolerance) {
+      // Checked when case.json was read; an error here is still the case's.
+      StatusOr<Tolerance> overridden = TolerancePolicy::ApplyOverride(tol, *info.case_file.tolerance);
       if (!overridden.ok()) {
         r.state = CaseState::kError;
         r.message = overridden.status().WithContext(info.dir + "/case.json").ToString();

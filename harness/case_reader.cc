@@ -48,46 +48,32 @@ StatusOr<std::vector<CaseInfo>> DiscoverCases(const std::vector<std::string>& ro
 Status ReadCaseMeta(CaseInfo& info) {
   const fs::path path = fs::path(info.dir) / "case.json";
   std::error_code ec;
-  if (!fs::exists(path, ec)) return Status::Ok();
-  std::ifstream in(path);
-  try {
-    info.meta = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    return InvalidArgument(path.string(), ": not valid JSON: ", e.what());
+  if (!fs::exists(path, ec)) {
+    info.case_file = CaseFile{};
+    return Status::Ok();
   }
-  if (!info.meta.is_object()) return InvalidArgument(path.string(), ": must hold a JSON object");
+  PARITY_ASSIGN_OR_RETURN(info.case_file, ReadCaseFile(path.string()));
   return Status::Ok();
 }
 
-bool IsStateful(const CaseInfo& info) { return info.meta.is_object() && info.meta.contains("steps"); }
+bool IsStateful(const CaseInfo& info) { return info.case_file.steps.has_value(); }
 
 StatusOr<std::vector<StateCarry>> ReadStepCarries(const CaseInfo& info, const onnx::GraphProto& graph) {
   std::vector<StateCarry> carries;
   if (!IsStateful(info)) return carries;
   const std::string where = StrCat("case '", info.name, "': case.json \"steps\"");
-  const nlohmann::json& steps = info.meta["steps"];
-  if (!steps.is_object()) return InvalidArgument(where, " must be an object, e.g. {\"carry\": [...]}");
-  for (const auto& [key, value] : steps.items()) {
-    if (key != "carry") return InvalidArgument(where, " has the unknown key '", key, "' (only \"carry\" is known)");
-  }
-  if (!steps.contains("carry")) return carries;
-  if (!steps["carry"].is_array()) return InvalidArgument(where, ".carry must be an array of {\"output\", \"input\"}");
   auto index_of = [](const auto& values, const std::string& name) {
     for (int k = 0; k < values.size(); ++k) {
       if (values[k].name() == name) return k;
     }
     return -1;
   };
-  for (size_t i = 0; i < steps["carry"].size(); ++i) {
-    const nlohmann::json& entry = steps["carry"][i];
+  const std::vector<CaseCarry>& listed = info.case_file.steps->carry;
+  for (size_t i = 0; i < listed.size(); ++i) {
     const std::string at = StrCat(where, ".carry[", i, "]");
-    if (!entry.is_object() || !entry.contains("output") || !entry["output"].is_string() || !entry.contains("input") ||
-        !entry["input"].is_string() || entry.size() != 2) {
-      return InvalidArgument(at, " must be {\"output\": NAME, \"input\": NAME}, got ", entry.dump());
-    }
     StateCarry carry;
-    carry.output = entry["output"].get<std::string>();
-    carry.input = entry["input"].get<std::string>();
+    carry.output = listed[i].output;
+    carry.input = listed[i].input;
     carry.output_index = index_of(graph.output(), carry.output);
     carry.input_index = index_of(graph.input(), carry.input);
     if (carry.output_index < 0) return InvalidArgument(at, ": '", carry.output, "' is not an output of the graph");
@@ -240,7 +226,7 @@ StatusOr<std::vector<DataSet>> ReadDataSets(const CaseInfo& info, const onnx::Mo
 }
 
 std::string CaseOperator(const CaseInfo& info, const onnx::ModelProto& model) {
-  if (info.meta.contains("operator") && info.meta["operator"].is_string()) return info.meta["operator"];
+  if (info.case_file.operator_name) return *info.case_file.operator_name;
   const auto& nodes = model.graph().node();
   if (nodes.size() == 1) return nodes[0].op_type();
   // Expanded function cases and small composite models: the most frequent op

@@ -1,7 +1,8 @@
 // Reading conformance cases in the ONNX backend-test layout:
 //   <case>/model.onnx
 //   <case>/test_data_set_N/input_K.pb, output_K.pb
-//   <case>/case.json   (optional metadata: tags, tolerance override, steps, ...)
+//   <case>/case.json   (optional metadata: tags, tolerance override, steps, ...;
+//                       harness/case_file.h, spec/case.schema.json)
 // A stateful case (case.json "steps") runs its data sets as the steps of one
 // session, in order, carrying outputs into the next step's inputs.
 #pragma once
@@ -11,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/case_file.h"
 #include "reference/core/value.h"
 #include "reference/model/loader.h"
 
@@ -41,23 +43,26 @@ struct CaseInfo {
   std::string name;       // folder name
   std::string suite;      // parent folder name
   std::string dir;
-  nlohmann::json meta = nlohmann::json::object();  // case.json, or {}
+  CaseFile case_file;  // case.json, parsed by ReadCaseMeta; empty without one
 };
 
 // Case folders under each root: a root that is itself a case is taken alone;
 // otherwise every folder below it (recursively) holding a model.onnx. Sorted by path.
 StatusOr<std::vector<CaseInfo>> DiscoverCases(const std::vector<std::string>& roots);
 
-// Loads case.json (if any) into info.meta; an unparsable file is an error.
+// Reads and checks case.json (if any) into info.case_file. A file that is not
+// JSON, an unknown key, a value of the wrong type or an unknown enum value is
+// an error naming the file and the key path (ParseCaseFile): the case's
+// fault, which a run reports as ERROR.
 Status ReadCaseMeta(CaseInfo& info);
 
 // Whether case.json makes the case stateful (it has "steps").
 bool IsStateful(const CaseInfo& info);
 
-// The carried values of case.json "steps" (empty when the case has none):
-// "steps" must be an object whose "carry" (optional) is an array of
-// {"output", "input"} strings naming a graph output and a graph input, no
-// input twice. Errors name the case and the bad entry.
+// The carried values of case.json "steps" (empty when the case has none),
+// with their graph indices: each "output" must name a graph output and each
+// "input" a graph input (the file's own shape is checked by ParseCaseFile).
+// Errors name the case and the bad entry.
 StatusOr<std::vector<StateCarry>> ReadStepCarries(const CaseInfo& info, const onnx::GraphProto& graph);
 
 // Reads the data sets of a case, in order, against the model's declared input

@@ -12,6 +12,7 @@
 #include <functional>
 #include <initializer_list>
 #include <limits>
+#include <span>
 #include <sstream>
 
 #include "reference/core/float_formats.h"
@@ -43,8 +44,8 @@ DataType LatticeType(DataType type) {
 }
 
 // `object` must be a JSON object with only `allowed` keys and all `required` ones.
-Status CheckKeys(const json& object, const std::string& path, std::initializer_list<std::string_view> allowed,
-                 std::initializer_list<std::string_view> required = {}) {
+Status CheckKeys(const json& object, const std::string& path, std::span<const std::string_view> allowed,
+                 std::span<const std::string_view> required = {}) {
   if (!object.is_object()) return InvalidArgument(path, ": expected an object, got ", object.type_name());
   for (const auto& item : object.items()) {
     bool known = false;
@@ -60,6 +61,17 @@ Status CheckKeys(const json& object, const std::string& path, std::initializer_l
   }
   return Status::Ok();
 }
+
+Status CheckKeys(const json& object, const std::string& path, std::initializer_list<std::string_view> allowed,
+                 std::initializer_list<std::string_view> required = {}) {
+  return CheckKeys(object, path, std::span(allowed.begin(), allowed.size()),
+                   std::span(required.begin(), required.size()));
+}
+
+// The keys of a case.json "tolerance" override and of its "mistrust" object
+// (TolerancePolicy::OverrideKeyPaths lists them for spec/case.schema.json).
+constexpr std::string_view kOverrideKeys[] = {"ulp", "atol", "rtol", "signed_zero", "mistrust", "reason"};
+constexpr std::string_view kMistrustKeys[] = {"min_elements", "zero_fraction"};
 
 StatusOr<std::string> ReadReason(const json& object, const std::string& path) {
   if (!object.contains("reason")) return InvalidArgument(path, ": missing required key \"reason\"");
@@ -108,8 +120,7 @@ StatusOr<MistrustRule> ReadMistrust(const json& value, const std::string& path, 
     PARITY_RETURN_IF_ERROR(ReadReason(value, path).status());
   } else {
     if (!value.is_object()) return InvalidArgument(path, ": expected false or {min_elements, zero_fraction}");
-    PARITY_RETURN_IF_ERROR(
-        CheckKeys(value, path, {"min_elements", "zero_fraction"}, {"min_elements", "zero_fraction"}));
+    PARITY_RETURN_IF_ERROR(CheckKeys(value, path, kMistrustKeys, kMistrustKeys));
   }
   PARITY_ASSIGN_OR_RETURN(rule.min_elements, ReadCount(value.at("min_elements"), KeyPath(path, "min_elements")));
   PARITY_ASSIGN_OR_RETURN(rule.zero_fraction, ReadNonNegative(value.at("zero_fraction"), KeyPath(path, "zero_fraction")));
@@ -151,7 +162,7 @@ class TolerancePolicy::Parser {
       PARITY_RETURN_IF_ERROR(CheckKeys(
           value, path, {"ulp", "atol", "rtol", "signed_zero", "mistrust", "accumulation_type", "reason", extra_key}));
     } else {
-      PARITY_RETURN_IF_ERROR(CheckKeys(value, path, {"ulp", "atol", "rtol", "signed_zero", "mistrust", "reason"}));
+      PARITY_RETURN_IF_ERROR(CheckKeys(value, path, kOverrideKeys));
     }
     Entry entry;
     if (value.contains("accumulation_type")) {
@@ -425,6 +436,12 @@ Tolerance TolerancePolicy::For(std::string_view op_type, DataType dtype, const S
   tol.ulp = ulp;
   tol.reason = reason;
   return tol;
+}
+
+std::vector<std::string> TolerancePolicy::OverrideKeyPaths() {
+  std::vector<std::string> paths(std::begin(kOverrideKeys), std::end(kOverrideKeys));
+  for (std::string_view key : kMistrustKeys) paths.push_back("mistrust." + std::string(key));
+  return paths;
 }
 
 StatusOr<Tolerance> TolerancePolicy::ApplyOverride(Tolerance base, const nlohmann::json& override_object) {

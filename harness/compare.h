@@ -71,6 +71,8 @@ class TolerancePolicy {
   // signed_zero, mistrust (false or {min_elements, zero_fraction}) and a
   // mandatory non-empty "reason". Unknown keys are rejected by name.
   static StatusOr<Tolerance> ApplyOverride(Tolerance base, const nlohmann::json& override_object);
+  // The keys ApplyOverride knows, and those of "mistrust" as "mistrust.KEY".
+  static std::vector<std::string> OverrideKeyPaths();
 
   // The family `op_type` belongs to; the policy's default family when the
   // operator is not listed (see IsListed).

@@ -139,7 +139,7 @@ CaseResult EvaluateCase(CaseInfo info, const TolerancePolicy& policy, const Eval
   // out of its files (spec/aliasing.md, "Stateful cases"), which only a
   // session that keeps them can fill in.
   for (const DataSet& set : *sets) {
-    if (!info.meta.contains("steps")) break;
+    if (!IsStateful(info)) break;
     if (set.inputs.size() < static_cast<size_t>(model->proto->graph().input_size()) ||
         set.outputs.size() < static_cast<size_t>(model->proto->graph().output_size())) {
       r.state = CaseState::kError;

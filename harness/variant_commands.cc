@@ -121,15 +121,9 @@ bool CheckCase(CaseInfo info, bool equivalence, const std::string& tolerance_pat
     return false;
   }
   const std::vector<Status> problems = AllProblems(*model);
-  const nlohmann::json check = info.meta.contains("check") ? info.meta["check"] : nlohmann::json();
-  if (!check.is_null()) {
-    if (!check.is_object() || !check.contains("rule") || !check["rule"].is_string() ||
-        !check.contains("message") || !check["message"].is_string()) {
-      std::cout << "ERROR " << info.name << ": case.json \"check\" must be {\"rule\": STRING, \"message\": STRING}\n";
-      return false;
-    }
-    const std::string rule = check["rule"].get<std::string>();
-    const std::string needle = check["message"].get<std::string>();
+  if (const std::optional<CaseCheck>& check = info.case_file.check) {
+    const std::string& rule = check->rule;
+    const std::string& needle = check->message;
     // The case must break its rule, and only its rule: a problem under
     // another rule means the case does not show what it claims to.
     const Status* match = nullptr;
@@ -170,10 +164,8 @@ bool CheckCase(CaseInfo info, bool equivalence, const std::string& tolerance_pat
   }
   EquivalenceOptions options;
   options.tolerance_path = tolerance_path;
-  if (info.meta.contains("operator") && info.meta["operator"].is_string()) {
-    options.operator_hint = info.meta["operator"].get<std::string>();
-  }
-  if (info.meta.contains("tolerance")) options.tolerance_override = info.meta["tolerance"];
+  options.operator_hint = info.case_file.operator_name.value_or("");
+  if (info.case_file.tolerance) options.tolerance_override = *info.case_file.tolerance;
   StatusOr<std::vector<EntryEquivalence>> results = CheckEquivalence(*model, std::move(inputs), options);
   if (!results.ok()) {
     std::cout << "FAIL " << info.name << ": " << results.status().ToString() << "\n";

@@ -463,7 +463,7 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
     }
   }
   bool allow_fallback = settings.allow_fallback;
-  if (info.meta.contains("fallback") && info.meta["fallback"] == "forbidden") allow_fallback = false;
+  if (info.case_file.fallback == FallbackRule::kForbidden) allow_fallback = false;
   if (settings.capabilities && settings.capabilities->declared()) {
     const protocol::Capabilities& caps = *settings.capabilities;
     std::string missing = UndeclaredOperator(proto, caps);

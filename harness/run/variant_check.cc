@@ -18,17 +18,6 @@ std::string BracketList(const std::vector<std::string>& items) {
   return text + "]";
 }
 
-// A JSON list of strings, or an error naming `what`.
-StatusOr<std::vector<std::string>> StringList(const nlohmann::json& j, const std::string& what) {
-  if (!j.is_array()) return InvalidArgument(what, " must be a list of strings, not ", j.dump());
-  std::vector<std::string> list;
-  for (const auto& item : j) {
-    if (!item.is_string()) return InvalidArgument(what, " must be a list of strings; ", item.dump(), " is not one");
-    list.push_back(item.get<std::string>());
-  }
-  return list;
-}
-
 }  // namespace
 
 std::string JoinTargets(const std::vector<std::string>& targets) {
@@ -56,9 +45,7 @@ StatusOr<std::vector<std::string>> VariantTargetsFor(const CaseInfo& info,
                                                      const std::optional<std::vector<std::string>>& command_line,
                                                      const std::vector<std::string>& declared) {
   if (command_line) return *command_line;
-  if (info.meta.contains("variant_targets")) {
-    return StringList(info.meta["variant_targets"], info.dir + "/case.json: \"variant_targets\"");
-  }
+  if (info.case_file.variant_targets) return *info.case_file.variant_targets;
   return declared;
 }
 
@@ -69,31 +56,23 @@ StatusOr<std::vector<std::string>> ExpectedSelection(const CaseInfo& info, const
   // which for the check is what it declares.
   const std::vector<std::string>& effective = targets.empty() ? declared : targets;
   const std::string key = JoinTargets(effective);
-  if (info.meta.contains("variants")) {
-    const nlohmann::json& variants = info.meta["variants"];
+  if (info.case_file.variants) {
+    const auto& select = info.case_file.variants->select;
     const std::string where = info.dir + "/case.json: \"variants\"";
-    if (!variants.is_object()) return InvalidArgument(where, " must be an object");
-    if (variants.contains("select")) {
-      if (!variants["select"].is_object()) {
-        return InvalidArgument(where, ".select must be an object of target lists (joined by ',') to entry ids");
+    if (const auto pinned = select.find(key); pinned != select.end()) {
+      std::set<std::string> known;
+      std::string listed;
+      for (const VariantEntry& e : CollectEntries(*model.proto)) {
+        known.insert(e.id);
+        listed += (listed.empty() ? "" : ", ") + e.id;
       }
-      if (variants["select"].contains(key)) {
-        PARITY_ASSIGN_OR_RETURN(std::vector<std::string> pinned,
-                                StringList(variants["select"][key], StrCat(where, ".select[\"", key, "\"]")));
-        std::set<std::string> known;
-        std::string listed;
-        for (const VariantEntry& e : CollectEntries(*model.proto)) {
-          known.insert(e.id);
-          listed += (listed.empty() ? "" : ", ") + e.id;
+      for (const std::string& id : pinned->second) {
+        if (!known.count(id)) {
+          return InvalidArgument(where, ".select[\"", key, "\"] names entry '", id,
+                                 "', which the model does not have (its entries: ", listed, ")");
         }
-        for (const std::string& id : pinned) {
-          if (!known.count(id)) {
-            return InvalidArgument(where, ".select[\"", key, "\"] names entry '", id,
-                                   "', which the model does not have (its entries: ", listed, ")");
-          }
-        }
-        return pinned;
       }
+      return pinned->second;
     }
   }
   ResolveOptions options;

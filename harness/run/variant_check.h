@@ -18,8 +18,7 @@ namespace parity {
 
 // The targets sent with a case's session options, preferred first:
 // `command_line` (--variant-targets) when given, else case.json's
-// "variant_targets", else `declared` (the adapter's capabilities). A
-// case.json value that is not a list of strings is an error naming it.
+// "variant_targets", else `declared` (the adapter's capabilities).
 StatusOr<std::vector<std::string>> VariantTargetsFor(const CaseInfo& info,
                                                      const std::optional<std::vector<std::string>>& command_line,
                                                      const std::vector<std::string>& declared);
@@ -30,8 +29,9 @@ StatusOr<std::vector<std::string>> VariantTargetsFor(const CaseInfo& info,
 // targets; of these effective targets: case.json's "variants": {"select":
 // {"<targets joined by ','>": [ids]}} when it has their key ("" for none),
 // else the entries ResolveVariants selects for them. Errors: a pinned list
-// that is malformed or names an entry the model does not have, and a model
-// the reference cannot resolve (its message names the rule).
+// that names an entry the model does not have, and a model the reference
+// cannot resolve (its message names the rule). A malformed "variants" never
+// gets here: ReadCaseMeta refuses it.
 StatusOr<std::vector<std::string>> ExpectedSelection(const CaseInfo& info, const LoadedModel& model,
                                                      const std::vector<std::string>& targets,
                                                      const std::vector<std::string>& declared);
