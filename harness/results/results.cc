@@ -140,13 +140,7 @@ nlohmann::json ToJson(const CaseResult& r) {
 
 std::string ResultLine(const CaseResult& result) { return DumpJson(ToJson(result)) + "\n"; }
 
-namespace {
-
-using nlohmann::json;
-
-// The string field `key` of `j`; absent or null leaves `out` as it is
-// unless the field is required.
-Status TakeString(const json& j, const char* key, bool required, std::string* out) {
+Status TakeString(const nlohmann::json& j, const char* key, bool required, std::string* out) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) {
     if (required) return InvalidArgument("missing field \"", key, "\"");
@@ -156,6 +150,10 @@ Status TakeString(const json& j, const char* key, bool required, std::string* ou
   *out = it->get<std::string>();
   return Status::Ok();
 }
+
+namespace {
+
+using nlohmann::json;
 
 // A number field that may be null or absent; "inf" (spec/results.md writes
 // non-finite numbers as strings) is left unset too, out of the statistics.

@@ -106,6 +106,10 @@ std::string ShellQuote(const std::string& word);
 // say "load_ms"; non-finite times written as strings ("inf") are left unset.
 StatusOr<CaseResult> CaseResultFromJson(const nlohmann::json& line);
 
+// The string field `key` of an object read from a results file: absent or
+// null leaves `out` as it is, or is an error naming the field when `required`.
+Status TakeString(const nlohmann::json& j, const char* key, bool required, std::string* out);
+
 // The results of one results.jsonl, in line order, later duplicates of a
 // case (suite and name) replacing the earlier line.
 struct ResultsJournal {

@@ -34,18 +34,6 @@ StatusOr<json> ReadJsonObject(const fs::path& path) {
   return j;
 }
 
-// The string field `key` of a plan entry; absent or null gives "" unless required.
-Status TakeString(const json& j, const char* key, bool required, std::string* out) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) {
-    if (required) return InvalidArgument("missing field \"", key, "\"");
-    return Status::Ok();
-  }
-  if (!it->is_string()) return InvalidArgument("field \"", key, "\" is not a string");
-  *out = it->get<std::string>();
-  return Status::Ok();
-}
-
 Status ParsePlan(const json& run, const std::string& path, std::vector<PlannedCase>* plan) {
   auto it = run.find("planned");
   if (it == run.end() || it->is_null()) return Status::Ok();

@@ -61,6 +61,12 @@ inline Tensor MakeStrings(Shape shape, const std::vector<std::string>& values) {
   return std::move(t).value();
 }
 
+// Each of `got` within `tol` of `want`, element by element.
+inline void ExpectNear(const std::vector<double>& got, const std::vector<double>& want, double tol = 1e-6) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "at " << i;
+}
+
 // Runs `runner` and returns its first output; fails the test on an error.
 inline Tensor RunOk(const NodeRunner& runner) {
   StatusOr<Tensor> out = runner.RunOne();

@@ -6,22 +6,13 @@
 
 #include "reference/ops/node_runner.h"
 #include "reference/ops/reference_registry.h"
+#include "reference/ops/test_builders.h"
 
 namespace parity::ops::attention {
 namespace {
 
-Tensor Floats(Shape shape, const std::vector<double>& values) {
-  return Tensor::FromDoubles(DataType::kFloat, std::move(shape), values).value();
-}
-Tensor BoolTensor(Shape shape, const std::vector<int64_t>& values) {
-  Tensor t = Tensor::Create(DataType::kBool, std::move(shape)).value();
-  for (size_t i = 0; i < values.size(); ++i) t.SetInt64(static_cast<int64_t>(i), values[i]);
-  return t;
-}
-void ExpectNear(const std::vector<double>& got, const std::vector<double>& want, double tol = 1e-6) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "at " << i;
-}
+using testing_util::Floats;
+using testing_util::ExpectNear;
 
 TEST(Registration, TheReferenceRegistryHasTheAttentionKernels) {
   for (const char* op : {"Attention", "RotaryEmbedding", "TensorScatter", "SwiGLU"}) {
@@ -47,7 +38,7 @@ TEST(Attention, BoolMaskAndCausalMaskExcludeKeys) {
   ASSERT_TRUE(causal.ok()) << causal.status().ToString();
   ExpectNear(causal->ToDoubles(), {2, 3});  // query 0 sees key 0 only
   // A mask shorter than the key length is padded with false.
-  auto masked = NodeRunner("Attention").Opset(23).Input(q).Input(k).Input(v).Input(BoolTensor({1}, {1})).RunOne();
+  auto masked = NodeRunner("Attention").Opset(23).Input(q).Input(k).Input(v).Input(testing_util::MakeBools({1}, {1})).RunOne();
   ASSERT_TRUE(masked.ok()) << masked.status().ToString();
   ExpectNear(masked->ToDoubles(), {2, 2});
 }
@@ -61,7 +52,7 @@ TEST(Attention, AFullyMaskedRowIsZero) {
                  .Input(q)
                  .Input(k)
                  .Input(v)
-                 .Input(BoolTensor({1, 2}, {0, 0}))
+                 .Input(testing_util::MakeBools({1, 2}, {0, 0}))
                  .Outputs(4)
                  .Attr("qk_matmul_output_mode", int64_t{3})
                  .Run();

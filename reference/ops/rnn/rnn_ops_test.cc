@@ -6,17 +6,13 @@
 
 #include "reference/ops/node_runner.h"
 #include "reference/ops/reference_registry.h"
+#include "reference/ops/test_builders.h"
 
 namespace parity::ops::rnn {
 namespace {
 
-Tensor Floats(Shape shape, const std::vector<double>& values) {
-  return Tensor::FromDoubles(DataType::kFloat, std::move(shape), values).value();
-}
-void ExpectNear(const std::vector<double>& got, const std::vector<double>& want, double tol = 1e-6) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "at " << i;
-}
+using testing_util::Floats;
+using testing_util::ExpectNear;
 
 TEST(Registration, TheReferenceRegistryHasTheRnnKernels) {
   for (const char* op : {"RNN", "GRU", "LSTM"}) {

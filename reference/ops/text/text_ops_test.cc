@@ -6,15 +6,10 @@
 
 #include "reference/ops/node_runner.h"
 #include "reference/ops/reference_registry.h"
+#include "reference/ops/test_builders.h"
 
 namespace parity::ops::text {
 namespace {
-
-Tensor Strings(Shape shape, const std::vector<std::string>& values) {
-  Tensor t = Tensor::Create(DataType::kString, std::move(shape)).value();
-  t.mutable_strings() = values;
-  return t;
-}
 
 TEST(Registration, TheReferenceRegistryHasTheTextKernels) {
   for (const char* op : {"StringSplit", "StringConcat", "RegexFullMatch"}) {
@@ -23,20 +18,20 @@ TEST(Registration, TheReferenceRegistryHasTheTextKernels) {
 }
 
 TEST(Strings, SplitLikePythonAndConcatBroadcasts) {
-  auto split = NodeRunner("StringSplit").Opset(20).Input(Strings({2}, {" a  b ", "c"})).Outputs(2).Run();
+  auto split = NodeRunner("StringSplit").Opset(20).Input(testing_util::MakeStrings({2}, {" a  b ", "c"})).Outputs(2).Run();
   ASSERT_TRUE(split.ok()) << split.status().ToString();
   EXPECT_EQ((*split)[0].tensor().strings(), std::vector<std::string>({"a", "b", "c", ""}));
   EXPECT_EQ((*split)[1].tensor().ToInt64s(), std::vector<int64_t>({2, 1}));
   auto by_comma = NodeRunner("StringSplit")
                       .Opset(20)
-                      .Input(Strings({1}, {"a,,b,c"}))
+                      .Input(testing_util::MakeStrings({1}, {"a,,b,c"}))
                       .Outputs(2)
                       .Attr("delimiter", std::string(","))
                       .Attr("maxsplit", int64_t{2})
                       .Run();
   ASSERT_TRUE(by_comma.ok());
   EXPECT_EQ((*by_comma)[0].tensor().strings(), std::vector<std::string>({"a", "", "b,c"}));
-  auto cat = NodeRunner("StringConcat").Opset(20).Input(Strings({2}, {"a", "b"})).Input(Strings({}, {"!"})).RunOne();
+  auto cat = NodeRunner("StringConcat").Opset(20).Input(testing_util::MakeStrings({2}, {"a", "b"})).Input(testing_util::MakeStrings({}, {"!"})).RunOne();
   ASSERT_TRUE(cat.ok());
   EXPECT_EQ(cat->strings(), std::vector<std::string>({"a!", "b!"}));
 }
@@ -44,12 +39,12 @@ TEST(Strings, SplitLikePythonAndConcatBroadcasts) {
 TEST(Strings, RegexFullMatchNeedsTheWholeString) {
   auto out = NodeRunner("RegexFullMatch")
                  .Opset(20)
-                 .Input(Strings({2}, {"abc", "abcd"}))
+                 .Input(testing_util::MakeStrings({2}, {"abc", "abcd"}))
                  .Attr("pattern", std::string("a.c"))
                  .RunOne();
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(out->ToInt64s(), std::vector<int64_t>({1, 0}));
-  EXPECT_FALSE(NodeRunner("RegexFullMatch").Opset(20).Input(Strings({1}, {"a"})).Attr("pattern", std::string("(")).Run().ok());
+  EXPECT_FALSE(NodeRunner("RegexFullMatch").Opset(20).Input(testing_util::MakeStrings({1}, {"a"})).Attr("pattern", std::string("(")).Run().ok());
 }
 
 }  // namespace
