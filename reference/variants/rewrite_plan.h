@@ -13,12 +13,6 @@
 
 namespace parity::variants_internal {
 
-// The graph layer's index and walks (reference/model/graph*.h), by their short names.
-using graph::ForEachSubgraph;
-using graph::GraphIndex;
-using graph::HoldsGraphs;
-using graph::NodeLabel;
-
 // One taken entry of the graph; its place in the list is its "slot".
 struct TakenEntry {
   int entry = 0;  // index in CollectEntries order
