@@ -190,15 +190,27 @@ StatusOr<std::vector<Value>> Evaluator::RunGraph(const onnx::GraphProto& graph, 
   if (top_level && !options_.in_place.empty()) {
     // In-place mode: the aliased inputs' buffers (the caller's tensors) are
     // written by their outputs' writers; see EvalOptions::in_place.
-    PARITY_ASSIGN_OR_RETURN(InPlacePlan plan, PlanInPlace(graph, prepared->order, options_.in_place,
-                                                          options_.writers_first, model_.name));
+    // The plan depends only on the main graph and the options: made on the
+    // first run and kept, so that a decode step does not index the graph again.
+    std::shared_ptr<const InPlacePlan> plan;
+    {
+      std::lock_guard<std::mutex> lock(prepared_mutex_);
+      plan = in_place_plan_;
+    }
+    if (!plan) {
+      PARITY_ASSIGN_OR_RETURN(InPlacePlan made, PlanInPlace(graph, prepared->order, options_.in_place,
+                                                            options_.writers_first, model_.name));
+      plan = std::make_shared<const InPlacePlan>(std::move(made));
+      std::lock_guard<std::mutex> lock(prepared_mutex_);
+      in_place_plan_ = plan;
+    }
     InPlaceContext context;
     context.registry = options_.registry;
     context.opsets = &opsets;
     context.run_node = [&](const onnx::NodeProto& node) { return RunNode(node, scope, opsets, depth); };
     context.check_deadline = [this] { return CheckDeadline(); };
     context.model_name = model_.name;
-    PARITY_RETURN_IF_ERROR(RunInPlace(graph, inputs.size(), options_.in_place, plan, scope.values, context));
+    PARITY_RETURN_IF_ERROR(RunInPlace(graph, inputs.size(), options_.in_place, *plan, scope.values, context));
   } else {
     PARITY_RETURN_IF_ERROR(RunNodes(prepared->order, scope, opsets, depth));
   }

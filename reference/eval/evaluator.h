@@ -53,6 +53,8 @@ struct EvalOptions {
   bool writers_first = false;
 };
 
+struct InPlacePlan;  // in_place.h
+
 class Evaluator {
  public:
   // Checks that every opset import is usable; does not run anything.
@@ -101,6 +103,9 @@ class Evaluator {
   mutable std::map<std::pair<const onnx::FunctionProto*, const onnx::NodeProto*>,
                    std::shared_ptr<const FunctionBody>>
       bodies_;
+  // The in-place plan of the main graph (EvalOptions::in_place), made on the
+  // first run; guarded by prepared_mutex_.
+  mutable std::shared_ptr<const InPlacePlan> in_place_plan_;
 };
 
 }  // namespace parity
