@@ -51,20 +51,6 @@ StatusOr<std::vector<protocol::Value>> ReadInputs(const DataSet& set, const onnx
   return inputs;
 }
 
-StatusOr<Value> ValueFromProtocol(const protocol::Value& v) {
-  const int kinds = v.has_tensor() + v.has_sequence() + v.has_optional();
-  if (kinds != 1) return InvalidArgument("holds ", kinds, " of tensor, sequence and optional; exactly one is due");
-  if (v.has_tensor()) {
-    if (v.tensor().data_location() == onnx::TensorProto::EXTERNAL) {
-      return InvalidArgument("is stored as external data, which an output may not be");
-    }
-    PARITY_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(v.tensor()));
-    return Value::FromTensor(std::move(t));
-  }
-  if (v.has_sequence()) return ValueFromSequenceProto(v.sequence());
-  return ValueFromOptionalProto(v.optional());
-}
-
 // Every (domain, op_type) the backend must run: the graph's nodes, those of
 // subgraphs, and those inside model-local functions instead of the calls.
 void CollectOperators(const onnx::GraphProto& graph, const std::set<std::string>& local_functions,
@@ -365,6 +351,20 @@ bool RunSteps(StepRun& run, WorkerProcess* worker, WorkerSlot& slot, const std::
 }
 
 }  // namespace
+
+StatusOr<Value> ValueFromProtocol(const protocol::Value& v) {
+  const int kinds = v.has_tensor() + v.has_sequence() + v.has_optional();
+  if (kinds != 1) return InvalidArgument("holds ", kinds, " of tensor, sequence and optional; exactly one is due");
+  if (v.has_tensor()) {
+    if (v.tensor().data_location() == onnx::TensorProto::EXTERNAL) {
+      return InvalidArgument("is stored as external data, which an output may not be");
+    }
+    PARITY_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(v.tensor()));
+    return Value::FromTensor(std::move(t));
+  }
+  if (v.has_sequence()) return ValueFromSequenceProto(v.sequence());
+  return ValueFromOptionalProto(v.optional());
+}
 
 const char* StateReadbackName(StateReadback readback) {
   return readback == StateReadback::kLast ? "last" : "every";
