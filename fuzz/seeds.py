@@ -27,8 +27,9 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # Seeds above this size slow every execution and teach little that a
 # smaller one does not; the cap also keeps libFuzzer's -max_len low.
 MAX_SEED_BYTES = 64 << 10
-# Per corpus folder, at most this many cases give seeds (the first in name
-# order), so the seed folders stay quick to load in CI.
+# Per corpus folder, at most this many cases give seeds (spread evenly over
+# the names, so every operator family has some), so the seed folders stay
+# quick to load in CI.
 MAX_CASES_PER_CORPUS = 600
 
 
@@ -57,7 +58,8 @@ def framed(*payloads: bytes) -> bytes:
 def case_dirs(corpora: list[pathlib.Path]) -> list[pathlib.Path]:
     found = []
     for corpus in corpora:
-        models = sorted(corpus.rglob("model.onnx"))[:MAX_CASES_PER_CORPUS]
+        models = sorted(corpus.rglob("model.onnx"))
+        models = models[::-(-len(models) // MAX_CASES_PER_CORPUS) or 1]
         found.extend(m.parent for m in models)
     return found
 
