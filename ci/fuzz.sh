@@ -94,7 +94,7 @@ for target in "${targets[@]}"; do
     exit 1
   fi
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$target.log")
-  coverage=$(grep -E '^#[0-9]+ +DONE' "$work/$target.log" | sed -n 's/.*\(cov: [0-9]* ft: [0-9]*\).*/\1/p')
+  coverage=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$work/$target.log" | sed -n 's/.*\(cov: [0-9]* ft: [0-9]*\).*/\1/p')
   echo "$target: ${runs:-?} runs, ${coverage:-no coverage line}, corpus $(find "$corpus" -type f | wc -l) files"
 done
 echo "== fuzz: no crash"
