@@ -125,6 +125,55 @@ std::string BitDifference(const Value& a, const Value& b) {
   return StrCat("first difference at element ", static_cast<size_t>(xi - x.raw_bytes()) / width);
 }
 
+// Whether a value read from a case file is what the graph declares there:
+// its kind, element type, rank and fixed dimensions. A file that is not is
+// the case's fault, whatever a backend would make of it. `at` prefixes
+// nested positions ("element 2 of the sequence: ").
+Status CheckDeclaredType(const Value& v, const onnx::TypeProto& type, const std::string& at) {
+  switch (type.value_case()) {
+    case onnx::TypeProto::kTensorType: {
+      if (!v.is_tensor()) return InvalidArgument(at, "holds a sequence or optional where a tensor is declared");
+      const Tensor& t = v.tensor();
+      const auto& declared = type.tensor_type();
+      if (declared.elem_type() != 0 && declared.elem_type() != static_cast<int32_t>(t.dtype())) {
+        const std::string want = IsKnownDataType(declared.elem_type())
+                                     ? std::string(DataTypeName(static_cast<DataType>(declared.elem_type())))
+                                     : StrCat("unknown element type ", declared.elem_type());
+        return InvalidArgument(at, "holds ", t.Description(), " where the graph declares ", want);
+      }
+      if (!declared.has_shape()) return Status::Ok();
+      const auto& dims = declared.shape().dim();
+      if (dims.size() != static_cast<int>(t.rank())) {
+        return InvalidArgument(at, "holds ", t.Description(), " of rank ", t.rank(), " where the graph declares rank ",
+                               dims.size());
+      }
+      for (int i = 0; i < dims.size(); ++i) {
+        if (dims[i].has_dim_value() && dims[i].dim_value() != t.dim(i)) {
+          return InvalidArgument(at, "holds ", t.Description(), " where the graph declares dimension ", i, " = ",
+                                 dims[i].dim_value());
+        }
+      }
+      return Status::Ok();
+    }
+    case onnx::TypeProto::kSequenceType: {
+      if (!v.is_sequence()) return InvalidArgument(at, "holds a tensor or optional where a sequence is declared");
+      if (!type.sequence_type().has_elem_type()) return Status::Ok();
+      for (size_t i = 0; i < v.sequence().size(); ++i) {
+        PARITY_RETURN_IF_ERROR(
+            CheckDeclaredType(v.sequence()[i], type.sequence_type().elem_type(), StrCat(at, "sequence element ", i, ": ")));
+      }
+      return Status::Ok();
+    }
+    case onnx::TypeProto::kOptionalType: {
+      if (!v.is_optional()) return InvalidArgument(at, "holds a tensor or sequence where an optional is declared");
+      if (!v.has_element() || !type.optional_type().has_elem_type()) return Status::Ok();
+      return CheckDeclaredType(v.element(), type.optional_type().elem_type(), StrCat(at, "optional's element: "));
+    }
+    default:
+      return Status::Ok();
+  }
+}
+
 std::string StepFile(const fs::path& dir, const std::string& file) {
   return (dir.filename() / file).string();
 }
@@ -134,10 +183,17 @@ std::string StepFile(const fs::path& dir, const std::string& file) {
 StatusOr<std::vector<DataSet>> ReadDataSets(const CaseInfo& info, const onnx::ModelProto& model, bool read_inputs) {
   std::vector<fs::path> dirs;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(info.dir, ec)) {
-    if (entry.is_directory() && entry.path().filename().string().rfind("test_data_set_", 0) == 0) {
-      dirs.push_back(entry.path());
+  // Error-code forms throughout: a symbolic link loop or an unreadable entry
+  // in a case folder is the case's error, never an exception.
+  for (auto it = fs::directory_iterator(info.dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    std::error_code entry_ec;
+    const std::string name = it->path().filename().string();
+    if (name.rfind("test_data_set_", 0) != 0) continue;
+    if (!it->is_directory(entry_ec)) {
+      if (entry_ec) return IoError("'", it->path().string(), "': ", entry_ec.message());
+      continue;
     }
+    dirs.push_back(it->path());
   }
   if (ec) return IoError("reading '", info.dir, "': ", ec.message());
   // Numeric order: test_data_set_10 is step 10, after step 9.
@@ -195,6 +251,9 @@ StatusOr<std::vector<DataSet>> ReadDataSets(const CaseInfo& info, const onnx::Mo
         if (!read_values) continue;
         StatusOr<Value> v = ReadValueFile(file.string(), values[k].type());
         if (!v.ok()) return v.status();
+        PARITY_RETURN_IF_ERROR(CheckDeclaredType(*v, values[k].type(), "")
+                                   .WithContext(StrCat(StepFile(dir, file.filename().string()), " (", kind, " '",
+                                                       values[k].name(), "')")));
         out.push_back(std::move(v).value());
       }
     };
@@ -202,6 +261,13 @@ StatusOr<std::vector<DataSet>> ReadDataSets(const CaseInfo& info, const onnx::Mo
                                 set.inputs, set.input_index));
     PARITY_RETURN_IF_ERROR(read("output", graph.output_size(), graph.output(), true, carried_output, true, set.outputs,
                                 set.output_index));
+    // Every output of a plain case is compared, so each needs its file:
+    // one left out is the case's fault (ERROR), under eval and run alike.
+    if (!stateful && static_cast<int>(set.output_index.size()) < graph.output_size()) {
+      const int k = static_cast<int>(set.output_index.size());
+      return InvalidArgument("case '", info.name, "': ", StepFile(dir, StrCat("output_", k, ".pb")), " (output '",
+                             graph.output(k).name(), "') is missing: every output of the graph needs its expected file");
+    }
     sets.push_back(std::move(set));
   }
   // Each carried input file must hold what the step before computed.

@@ -69,7 +69,12 @@ StatusOr<std::vector<StateCarry>> ReadStepCarries(const CaseInfo& info, const on
 // and output types; without `read_inputs`, only the expected outputs (a worker
 // gets the input files' bytes as they are).
 //
-// A plain case reads input_K / output_K up to the first K missing. A stateful
+// Each value read is checked against the graph's declared type (kind,
+// element type, rank, fixed dimensions); a mismatch is an error naming the
+// file: the case's fault, reported ERROR, never the backend's.
+//
+// A plain case reads input_K up to the first K missing, and needs an
+// output_K for every graph output (else an error naming the missing file). A stateful
 // case reads every K below the graph's input / output count that exists, and
 // allows two gaps only: a carried input's file at steps >= 1 (it comes from
 // the state) and a carried output's expected file at any step (not compared

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <new>
 #include <thread>
 
 #include "harness/case_outcome.h"
@@ -19,6 +20,7 @@
 #include "harness/expectations.h"
 #include "harness/results/results.h"
 #include "harness/results/summary.h"
+#include "harness/run/journal.h"
 #include "harness/shape_facts.h"
 #include "reference/aliasing/aliasing.h"
 #include "reference/eval/evaluator.h"
@@ -203,6 +205,20 @@ CaseResult EvaluateCase(CaseInfo info, const TolerancePolicy& policy, const Eval
   return r;
 }
 
+// A case that threw: ERROR, with its names for the journal.
+CaseResult ErrorWithoutResult(const CaseInfo& info, std::string message) {
+  CaseResult r;
+  r.name = info.name;
+  r.suite = info.suite;
+  r.dir = info.dir;
+  r.adapter = "reference";
+  r.device = "cpu";
+  r.repro = "parity eval " + ShellQuote(info.dir);
+  r.state = CaseState::kError;
+  r.message = std::move(message);
+  return r;
+}
+
 }  // namespace
 
 int RunEvalCommand(const EvalCommandOptions& options) {
@@ -241,9 +257,16 @@ int RunEvalCommand(const EvalCommandOptions& options) {
   }
 
   std::ofstream journal;
+  std::unique_ptr<FolderLock> out_lock;
   if (!options.out_dir.empty()) {
     std::error_code ec;
     fs::create_directories(options.out_dir, ec);
+    StatusOr<std::unique_ptr<FolderLock>> locked = FolderLock::Acquire(options.out_dir, "parity eval");
+    if (!locked.ok()) {
+      std::cerr << "parity eval: " << locked.status().message() << "\n";
+      return 2;
+    }
+    out_lock = std::move(locked).value();
     journal.open(fs::path(options.out_dir) / "results.jsonl", std::ios::trunc);
     if (!journal) {
       std::cerr << "parity eval: cannot write " << options.out_dir << "/results.jsonl\n";
@@ -261,7 +284,17 @@ int RunEvalCommand(const EvalCommandOptions& options) {
   auto worker = [&] {
     for (size_t i = next++; i < cases.size(); i = next++) {
       bool unchanged = true;
-      CaseResult r = EvaluateCase(cases[i], *policy, options, &alias_lines[i], &unchanged);
+      CaseResult r;
+      // The one boundary for exceptions: whatever a case throws (bad_alloc
+      // under a memory cap, a filesystem error) ends that case ERROR, named,
+      // and the other cases go on.
+      try {
+        r = EvaluateCase(cases[i], *policy, options, &alias_lines[i], &unchanged);
+      } catch (const std::bad_alloc&) {
+        r = ErrorWithoutResult(cases[i], "out of memory while evaluating the case (std::bad_alloc)");
+      } catch (const std::exception& e) {
+        r = ErrorWithoutResult(cases[i], StrCat("internal error in the evaluator: ", e.what()));
+      }
       alias_unchanged[i] = unchanged;
       covered[i] = ApplyExpectation(r, expectations.get());
       if (journal.is_open()) {
@@ -283,8 +316,10 @@ int RunEvalCommand(const EvalCommandOptions& options) {
     const CaseResult& r = results[i];
     const bool counts_for_gate = FailsGate(r.state) || !covered[i];
     summary.Add(r, counts_for_gate);
-    if (counts_for_gate) {
-      if (!options.quiet) std::cout << CaseStateName(r.state) << " " << r.name << ": " << r.message << "\n";
+    // ERROR is never the evaluator's verdict on a backend, but it is never
+    // silent either: even --quiet prints each one with its message.
+    if ((counts_for_gate && !options.quiet) || r.state == CaseState::kError) {
+      std::cout << CaseStateName(r.state) << " " << r.name << ": " << r.message << "\n";
     }
   }
   const double seconds = MillisecondsSince(start) / 1000.0;
@@ -333,7 +368,9 @@ int RunEvalCommand(const EvalCommandOptions& options) {
   if (sharing_changes) {
     std::cout << "aliasing: sharing changed outputs (or could not be checked) in " << sharing_changes << " cases\n";
   }
-  return summary.gate_failures || sharing_changes ? 1 : 0;
+  const int errors = summary.by_state.count("ERROR") ? summary.by_state.at("ERROR") : 0;
+  if (errors) std::cout << "note: " << errors << " case(s) ended in ERROR (unreadable or broken cases)\n";
+  return summary.gate_failures || sharing_changes ? 1 : errors ? 3 : 0;
 }
 
 }  // namespace parity

@@ -7,6 +7,8 @@
 // from its own sources; each library instantiates the table once.
 #pragma once
 
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <memory>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "adapters/reference/reference_session.h"
+#include "reference/core/tensor.h"
 #include "reference/eval/registry.h"
 #include "reference/ops/reference_registry.h"
 
@@ -23,6 +26,19 @@ struct parity_session {
 };
 
 namespace parity::adapters {
+
+// The harness passes its worker memory limit in PARITY_MEMORY_LIMIT_MIB
+// (spec/abi/README.md): the reference then refuses any tensor over it before
+// allocating it, instead of being killed by the harness's watch on its
+// resident memory. Digits only; anything else leaves the default.
+inline bool ApplyHostMemoryLimit() {
+  const char* text = std::getenv("PARITY_MEMORY_LIMIT_MIB");
+  if (!text || !*text || std::strlen(text) > 12 || std::strspn(text, "0123456789") != std::strlen(text)) return false;
+  const int64_t mib = std::strtoll(text, nullptr, 10);
+  if (mib <= 0) return false;
+  Tensor::SetAllocationLimit(mib << 20);
+  return true;
+}
 
 // What tells the two libraries apart.
 struct ReferenceFlavour {
@@ -38,6 +54,8 @@ template <const ReferenceFlavour& kFlavour>
 class ReferenceAdapter {
  public:
   static const parity_adapter_api* Query(uint32_t host_abi_version) {
+    static const bool limited = ApplyHostMemoryLimit();
+    (void)limited;
     static const parity_adapter_api kApi = {
         .abi_version = PARITY_ABI_VERSION,
         .struct_size = sizeof(parity_adapter_api),
