@@ -42,6 +42,10 @@ StatusOr<std::vector<CaseInfo>> DiscoverCases(const std::vector<std::string>& ro
     }
   }
   std::sort(cases.begin(), cases.end(), [](const CaseInfo& a, const CaseInfo& b) { return a.dir < b.dir; });
+  // Roots that overlap ("corpus corpus/test_abs") find a case twice; it is
+  // one case, run and counted once.
+  cases.erase(std::unique(cases.begin(), cases.end(), [](const CaseInfo& a, const CaseInfo& b) { return a.dir == b.dir; }),
+              cases.end());
   return cases;
 }
 

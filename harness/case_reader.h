@@ -47,7 +47,8 @@ struct CaseInfo {
 };
 
 // Case folders under each root: a root that is itself a case is taken alone;
-// otherwise every folder below it (recursively) holding a model.onnx. Sorted by path.
+// otherwise every folder below it (recursively) holding a model.onnx. Sorted
+// by path; a folder that overlapping roots find twice is listed once.
 StatusOr<std::vector<CaseInfo>> DiscoverCases(const std::vector<std::string>& roots);
 
 // Reads and checks case.json (if any) into info.case_file. A file that is not
