@@ -32,10 +32,10 @@ def resolve_external_data_path(model_dir: str, location: str) -> str:
     `model_dir`; raises AdapterError (INVALID_ARGUMENT) naming the rule broken."""
     if not location:
         raise _refused("external data location is empty")
-    if os.path.isabs(location) or location.startswith(("/", "\\")) or os.path.splitdrive(location)[0]:
+    if os.path.isabs(location) or os.path.splitdrive(location)[0]:
         raise _refused(f"external data location '{location}' is an absolute path; "
                        "only paths inside the model's folder are allowed")
-    if ".." in location.replace("\\", "/").split("/"):
+    if ".." in location.split(os.sep):
         raise _refused(f"external data location '{location}' contains '..'; "
                        "only paths inside the model's folder are allowed")
     if not os.path.isdir(model_dir):
