@@ -128,6 +128,46 @@ class ExternalDataRunTest(unittest.TestCase):
         self.expect_states(results, "eval")
 
 
+class ExternalDataWithVariantsTest(unittest.TestCase):
+    """A model with variant entries and an external initializer: its stripped
+    twin, created after the outputs are compared, reads the same weights."""
+
+    def test_stripped_twin_gets_the_folder_too(self):
+        import variant_case_util as vc  # needs build/python (parity_onnx)
+        from parity_onnx import onnx_ml_pb2
+
+        work = util.temp_dir(self)
+        folder = os.path.join(work, "variants", "test_ext_variants")
+        data = os.path.join(folder, "test_data_set_0")
+        os.makedirs(data)
+        rng = np.random.default_rng(3)
+        x = rng.standard_normal((2, 3)).astype(np.float32)
+        b = rng.standard_normal((2, 3)).astype(np.float32)
+        with open(os.path.join(folder, "weights.bin"), "wb") as f:
+            f.write(b"\x7f" * OFFSET + b.tobytes())
+        model = onnx_ml_pb2.ModelProto.FromString(vc.variant_model_bytes())
+        del model.graph.input[1]  # b becomes an initializer whose data is in weights.bin
+        w = model.graph.initializer.add(name="b", data_type=TensorProto.FLOAT, dims=[2, 3],
+                                        data_location=onnx_ml_pb2.TensorProto.EXTERNAL)
+        for key, value in (("location", "weights.bin"), ("offset", str(OFFSET))):
+            w.external_data.add(key=key, value=value)
+        with open(os.path.join(folder, "model.onnx"), "wb") as f:
+            f.write(model.SerializeToString())
+        for file_name, array in (("input_0.pb", x), ("output_0.pb", np.maximum(x + b, np.float32(0)))):
+            with open(os.path.join(data, file_name), "wb") as f:
+                f.write(numpy_helper.from_array(array).SerializeToString())
+        out = os.path.join(work, "run")
+        proc = subprocess.run([util.PARITY, "run", "--adapter", "reference", "--cases", os.path.dirname(folder),
+                               "--out", out, "--progress", "quiet"], capture_output=True, text=True, timeout=600)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        _, results, _ = util.read_run(out)
+        r = results["test_ext_variants"]
+        self.assertEqual(r["state"], "PASS", r.get("message"))
+        self.assertTrue(r["variants"], "the reference selected no entry: the model was not the variant one")
+        self.assertNotIn("load_ms_stripped_error", r)
+        self.assertIsNotNone(r.get("load_ms_stripped_cold"))
+
+
 def native_worker(adapter):
     return [os.path.join(util.BINARY_DIR, "parity-worker"),
             os.path.join(util.BINARY_DIR, "adapters", f"libparity_adapter_{adapter}.so")], None
