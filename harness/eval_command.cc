@@ -25,6 +25,7 @@
 #include "reference/aliasing/aliasing.h"
 #include "reference/eval/evaluator.h"
 #include "reference/eval/function_library.h"
+#include "reference/model/loader.h"
 #include "reference/variants/variants.h"
 #include "reference/ops/reference_registry.h"
 
@@ -113,6 +114,13 @@ CaseResult EvaluateCase(CaseInfo info, const TolerancePolicy& policy, const Eval
   if (!model.ok()) {
     r.state = CaseState::kError;
     r.message = model.status().ToString();
+    return r;
+  }
+  // External data that leaves the case's folder is a broken case, as under
+  // parity run (spec/protocol/README.md, "External data"): ERROR, not FAIL.
+  if (Status external = CheckModelExternalData(*model); !external.ok()) {
+    r.state = CaseState::kError;
+    r.message = external.ToString();
     return r;
   }
   r.op = CaseOperator(info, *model->proto);

@@ -70,10 +70,16 @@ class ReferenceAdapter {
         .bind_state = BindState,
         .read_state = ReadState,
     };
-    return host_abi_version >= 1 ? &kApi : nullptr;
+    if (host_abi_version < 1) return nullptr;
+    host_abi_version_ = host_abi_version;
+    return &kApi;
   }
 
  private:
+  // The version of the host that queried the table: it says which fields of
+  // the options the host fills (model_dir from version 3 on).
+  static inline uint32_t host_abi_version_ = 0;
+
   // Every domain the registry has a kernel in, as "domain:*": it tries every
   // operator of them and answers UNSUPPORTED, at run, for the few it has no
   // kernel or function body for. Built once, on first use.
@@ -125,7 +131,8 @@ class ReferenceAdapter {
   static parity_status* CreateSession(const void* model, size_t model_size, const parity_session_options* options,
                                       parity_session** session, const parity_session_report** report) {
     return Guarded("create_session", [&]() -> parity_status* {
-      auto created = ReferenceSession::Create(model, model_size, options, kFlavour.in_place);
+      auto created = ReferenceSession::Create(model, model_size, options, kFlavour.in_place,
+                                              ModelDirOf(options, host_abi_version_));
       if (!created.ok()) return ToAbiStatus(created.status());
       auto* s = new parity_session{std::move(created).value()};
       if (report) *report = s->reference->report();

@@ -216,6 +216,8 @@ void MeasureStrippedLoad(protocol::Request create, std::string stripped_model, W
     }
     slot.Discard();
   };
+  // Only the model changes: model_dir, options and warm repeats stay the
+  // case's, so the twin reads the same external data from the same folder.
   create.mutable_create_session()->set_model(std::move(stripped_model));
   StatusOr<protocol::Response> created = worker->Call(create, std::max<int64_t>(left_ms(), 1));
   if (!created.ok()) return failed(created.status(), "session creation");
@@ -447,6 +449,9 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
   if (!model_bytes.ok()) return error(model_bytes.status());
   StatusOr<LoadedModel> model = LoadModelBytes(*model_bytes, (fs::path(info.dir) / "model.onnx").string(), info.dir);
   if (!model.ok()) return error(model.status());
+  // External data that leaves the case's folder, or lies beyond its file, is
+  // a broken case: ERROR here, before any adapter is asked to read it.
+  if (Status external = CheckModelExternalData(*model); !external.ok()) return error(external);
   const onnx::ModelProto& proto = *model->proto;
   r.op = CaseOperator(info, proto);
   // The inputs are decoded and checked against the graph's declared types
@@ -523,6 +528,9 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
   protocol::Request create;
   auto* c = create.mutable_create_session();
   c->set_model(*model_bytes);
+  // External data locations are relative to the case's folder
+  // (spec/protocol/README.md, "External data"); MeasureStrippedLoad sends it too.
+  c->set_model_dir(fs::absolute(info.dir).lexically_normal().string());
   c->set_warm_repeats(static_cast<uint32_t>(settings.warm_repeats));
   c->mutable_options()->set_device(settings.device);
   c->mutable_options()->set_allow_fallback(allow_fallback);
