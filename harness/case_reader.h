@@ -83,8 +83,10 @@ StatusOr<std::vector<StateCarry>> ReadStepCarries(const CaseInfo& info, const on
 // agree: where step k >= 1 holds a carried input's file and step k-1 its
 // output's file, both hold the same value bit for bit, else the error says
 // "case is inconsistent: ...".
+// `outputs_required` false lets a plain case's data sets hold no expected
+// outputs at all (parity expect, which writes them); partial sets stay errors.
 StatusOr<std::vector<DataSet>> ReadDataSets(const CaseInfo& info, const onnx::ModelProto& model,
-                                            bool read_inputs = true);
+                                            bool read_inputs = true, bool outputs_required = true);
 
 // The operator a case is about: the op_type of a one-node model, or else the
 // case name's operator stem ("test_attention_4d_expanded" -> first node's
