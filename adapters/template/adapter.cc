@@ -6,7 +6,6 @@
 // Every required slot of spec/abi/parity_adapter.h is implemented, in the
 // order of the table. Replace the loops in RunNode with calls into your runtime.
 #include <bit>
-#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -165,13 +164,12 @@ parity_status* ReadExternalFloats(const onnx::TensorProto& proto, const std::str
   for (const onnx::StringStringEntryProto& entry : proto.external_data()) {
     if (entry.key() == "location") location = entry.value();
     if (entry.key() != "offset" && entry.key() != "length") continue;
-    char* end = nullptr;
-    errno = 0;
-    const long long v = std::strtoll(entry.value().c_str(), &end, 10);
-    if (entry.value().empty() || *end != '\0' || errno != 0 || v < 0) {
-      return invalid("external data " + entry.key() + " '" + entry.value() + "' is not a non-negative integer");
+    // Decimal digits alone: no sign, no space, nothing strtoll would skip.
+    const std::string& text = entry.value();
+    if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos) {
+      return invalid("external data " + entry.key() + " '" + text + "' is not a non-negative decimal integer");
     }
-    (entry.key() == "offset" ? offset : length) = v;
+    (entry.key() == "offset" ? offset : length) = std::stoll(text);
   }
   if (location.empty()) return invalid("external data has no location");
   if (model_dir.empty()) return invalid("external data '" + location + "' but the model has no folder");
@@ -202,9 +200,9 @@ parity_status* ReadExternalFloats(const onnx::TensorProto& proto, const std::str
     return invalid("external data length " + std::to_string(length) + " but the tensor needs " +
                    std::to_string(want) + " bytes");
   }
-  if (offset > size || length > size - offset) {
-    return invalid("external data range [" + std::to_string(offset) + ", " + std::to_string(offset + length) +
-                   ") lies beyond the end of '" + location + "' (" + std::to_string(size) + " bytes)");
+  if (offset > size || length > size - offset) {  // never offset + length: it could overflow
+    return invalid("external data range at offset " + std::to_string(offset) + ", " + std::to_string(length) +
+                   " bytes long, lies beyond the end of '" + location + "' (" + std::to_string(size) + " bytes)");
   }
   data->resize(count);
   std::ifstream in(file, std::ios::binary);

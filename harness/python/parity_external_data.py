@@ -77,7 +77,7 @@ def check_external_tensor(tensor: onnx.TensorProto, model_dir: str) -> None:
             location = entry.value
         elif entry.key in ("offset", "length"):
             if not (entry.value.isascii() and entry.value.isdigit()):
-                raise _refused(f"{where}: external data {entry.key} '{entry.value}' is not a non-negative integer")
+                raise _refused(f"{where}: external data {entry.key} '{entry.value}' is not a non-negative decimal integer")
             if entry.key == "offset":
                 offset = int(entry.value)
             else:
@@ -97,8 +97,8 @@ def check_external_tensor(tensor: onnx.TensorProto, model_dir: str) -> None:
     if needed is not None and length != needed:
         raise _refused(f"{where}: external data length {length} but the tensor needs {needed} bytes")
     if offset > size or length > size - offset:
-        raise _refused(f"{where}: external data range [{offset}, {offset + length}) lies beyond the end of "
-                       f"'{location}' ({size} bytes)")
+        raise _refused(f"{where}: external data range at offset {offset}, {length} bytes long, lies beyond the end "
+                       f"of '{location}' ({size} bytes)")
 
 
 def _tensors_of_nodes(nodes) -> Iterator[onnx.TensorProto]:
