@@ -129,6 +129,31 @@ std::string BitDifference(const Value& a, const Value& b) {
   return StrCat("first difference at element ", static_cast<size_t>(xi - x.raw_bytes()) / width);
 }
 
+// Whether `text` is well-formed UTF-8 (no overlong forms, no surrogates,
+// nothing past U+10FFFF).
+bool IsValidUtf8(const std::string& text) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* end = p + text.size();
+  while (p < end) {
+    const unsigned char c = *p;
+    int extra = 0;
+    uint32_t code = 0, min = 0;
+    if (c < 0x80) extra = 0, code = c;
+    else if ((c & 0xE0) == 0xC0) extra = 1, code = c & 0x1F, min = 0x80;
+    else if ((c & 0xF0) == 0xE0) extra = 2, code = c & 0x0F, min = 0x800;
+    else if ((c & 0xF8) == 0xF0) extra = 3, code = c & 0x07, min = 0x10000;
+    else return false;
+    if (end - p <= extra) return false;  // cut short
+    for (int i = 1; i <= extra; ++i) {
+      if ((p[i] & 0xC0) != 0x80) return false;
+      code = code << 6 | (p[i] & 0x3F);
+    }
+    if (code < min || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return false;
+    p += extra + 1;
+  }
+  return true;
+}
+
 // Whether a value read from a case file is what the graph declares there:
 // its kind, element type, rank and fixed dimensions. A file that is not is
 // the case's fault, whatever a backend would make of it. `at` prefixes
@@ -144,6 +169,14 @@ Status CheckDeclaredType(const Value& v, const onnx::TypeProto& type, const std:
                                      ? std::string(DataTypeName(static_cast<DataType>(declared.elem_type())))
                                      : StrCat("unknown element type ", declared.elem_type());
         return InvalidArgument(at, "holds ", t.Description(), " where the graph declares ", want);
+      }
+      if (t.dtype() == DataType::kString) {
+        // onnx.proto: each element of string_data is UTF-8.
+        for (int64_t i = 0; i < t.size(); ++i) {
+          if (!IsValidUtf8(t.strings()[static_cast<size_t>(i)])) {
+            return InvalidArgument(at, "string element ", i, " is not UTF-8, which onnx.proto requires");
+          }
+        }
       }
       if (!declared.has_shape()) return Status::Ok();
       const auto& dims = declared.shape().dim();

@@ -247,6 +247,33 @@ TEST_F(CaseReaderTest, OverlappingRootsFindACaseOnce) {
   EXPECT_EQ((*cases)[0].name, "test_cache");
 }
 
+// onnx.proto requires string elements to be UTF-8; a file that breaks it
+// is the case's fault (a runtime that decodes strings refuses it).
+TEST_F(CaseReaderTest, StringsThatAreNotUtf8AreRefused) {
+  info_.case_file = CaseFile{};
+  onnx::ModelProto model;
+  for (auto* values : {model.mutable_graph()->mutable_input(), model.mutable_graph()->mutable_output()}) {
+    onnx::ValueInfoProto* v = values->Add();
+    v->set_name("s");
+    v->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::STRING);
+  }
+  Tensor strings = *Tensor::Create(DataType::kString, {3});
+  strings.mutable_strings()[0] = "caf\xc3\xa9";  // valid two-byte form
+  strings.mutable_strings()[1] = "ok";
+  strings.mutable_strings()[2] = "ok";
+  Write(0, "input", 0, Value::FromTensor(strings));
+  Write(0, "output", 0, Value::FromTensor(strings));
+  ASSERT_TRUE(ReadDataSets(info_, model).ok());
+  for (const char* bad : {"\xff", "\xc3", "\xc0\x80", "\xed\xa0\x80"}) {  // stray, cut short, overlong, surrogate
+    strings.mutable_strings()[2] = bad;
+    Write(0, "input", 0, Value::FromTensor(strings));
+    StatusOr<std::vector<DataSet>> sets = ReadDataSets(info_, model);
+    ASSERT_FALSE(sets.ok());
+    EXPECT_NE(sets.status().message().find("string element 2 is not UTF-8"), std::string::npos)
+        << sets.status().message();
+  }
+}
+
 TEST_F(CaseReaderTest, ACarriedInputThatDiffersFromTheOutputBeforeIsInconsistent) {
   WriteSteps();
   Write(2, "input", 0, Floats({1, 4, 7.5}));  // step 1's present is {1, 4, 7}

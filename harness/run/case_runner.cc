@@ -2,8 +2,9 @@
 #include "harness/run/case_runner.h"
 
 #include <chrono>
-#include <limits>
 #include <filesystem>
+#include <limits>
+#include <optional>
 #include <fstream>
 #include <functional>
 #include <set>
@@ -12,8 +13,10 @@
 #include "harness/case_outcome.h"
 #include "harness/run/variant_check.h"
 #include "harness/shape_facts.h"
+#include "reference/eval/evaluator.h"
 #include "reference/model/loader.h"
 #include "reference/model/tensor_io.h"
+#include "reference/ops/reference_registry.h"
 #include "reference/variants/variants.h"
 
 namespace parity {
@@ -75,6 +78,22 @@ StatusOr<Value> ValueFromProtocol(const protocol::Value& v) {
   }
   if (v.has_sequence()) return ValueFromSequenceProto(v.sequence());
   return ValueFromOptionalProto(v.optional());
+}
+
+// Why the reference evaluator refuses `inputs` of `model` as invalid
+// (kInvalidArgument or kInvalidModel at run), or nullopt when it accepts
+// them, cannot run the model, or runs out of its time.
+std::optional<std::string> ReferenceRefusal(const LoadedModel& model, const std::vector<Value>& inputs,
+                                            double timeout_seconds) {
+  EvalOptions options;
+  options.time_limit_seconds = timeout_seconds;
+  StatusOr<std::unique_ptr<Evaluator>> evaluator = Evaluator::Create(model, WithReferenceKernels(options));
+  if (!evaluator.ok()) return std::nullopt;
+  StatusOr<std::vector<Value>> ran = (*evaluator)->Run(inputs);
+  if (ran.ok()) return std::nullopt;
+  const StatusCode code = ran.status().code();
+  if (code != StatusCode::kInvalidArgument && code != StatusCode::kInvalidModel) return std::nullopt;
+  return ran.status().message();
 }
 
 // Every (domain, op_type) the backend must run: the graph's nodes, those of
@@ -460,7 +479,6 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
   // bytes as they are.
   StatusOr<std::vector<DataSet>> sets = ReadDataSets(info, proto, /*read_inputs=*/true);
   if (!sets.ok()) return error(sets.status());
-  for (DataSet& set : *sets) set.inputs.clear();
   std::vector<std::vector<protocol::Value>> inputs;
   for (const DataSet& set : *sets) {
     StatusOr<std::vector<protocol::Value>> in = ReadInputs(set, proto.graph());
@@ -598,6 +616,17 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
       const protocol::StatusCode code = ran->status().code();
       r.state = StateOfCode(code);
       r.message = StrCat(phase, ": ", StatusCodeText(code), ": ", ran->status().message());
+      if (r.state == CaseState::kFail) {
+        // Inputs that parse and fit their declared types may still be
+        // invalid for the model (an axis out of range, an index past the
+        // end), whatever code the adapter gives it. The reference is the
+        // judge: if it refuses them too, the case is broken, not the backend.
+        if (std::optional<std::string> refusal = ReferenceRefusal(*model, (*sets)[s].inputs, settings.timeout_seconds)) {
+          r.state = CaseState::kError;
+          r.message = StrCat(phase, ": the case's inputs are invalid: the reference refuses them too (", *refusal,
+                             "); the adapter said: ", ran->status().message());
+        }
+      }
       break;
     }
     if (!ran->has_run()) {

@@ -8,6 +8,7 @@ import os
 import re
 import resource
 import shutil
+import struct
 import subprocess
 import sys
 import time
@@ -102,6 +103,29 @@ class BrokenTestDataTest(unittest.TestCase):
         self.assertEqual(sorted(printed), sorted(self.expected), proc.stdout)
         for name, word in self.expected.items():
             self.assertIn(word, printed[name], name)
+
+
+class InvalidValuesTest(unittest.TestCase):
+    """Inputs that parse and fit their declared types but that the model
+    cannot take (an axis out of range): the reference refuses them too, so
+    the case is broken, whatever code the backend answers with."""
+
+    def test_inputs_the_reference_refuses_end_error_on_every_adapter(self):
+        work = util.temp_dir(self)
+        corpus = util.write_corpus(work, "test_unsqueeze_axis_0")
+        case = os.path.join(corpus, "test_unsqueeze_axis_0")
+        with open(os.path.join(case, "test_data_set_0", "input_1.pb"), "wb") as f:
+            f.write(tensor_bytes(INT64, [1], struct.pack("<q", 100)))
+        for adapter in ("reference", "onnxruntime"):
+            out = os.path.join(work, adapter)
+            proc = subprocess.run([util.PARITY, "run", "--adapter", adapter, "--cases", case, "--out", out,
+                                   "--progress", "quiet"], capture_output=True, text=True, timeout=300)
+            self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+            _, results, _ = util.read_run(out)
+            r = results["test_unsqueeze_axis_0"]
+            self.assertEqual(r["state"], "ERROR", r["message"])
+            self.assertIn("the case's inputs are invalid: the reference refuses them too", r["message"])
+            self.assertIn("axis 100", r["message"])
 
 
 class BusyOutputFolderTest(unittest.TestCase):

@@ -451,18 +451,21 @@ StatusOr<Value> ReadValueFile(const std::string& path, const onnx::TypeProto& de
   if (declared_type.has_sequence_type()) {
     onnx::SequenceProto proto;
     if (!proto.ParseFromString(bytes)) return InvalidModel("'", path, "' is not a valid SequenceProto");
-    return ValueFromSequenceProto(proto);
+    StatusOr<Value> v = ValueFromSequenceProto(proto);
+    return v.ok() ? v : v.status().WithContext("'" + path + "'");
   }
   if (declared_type.has_optional_type()) {
     onnx::OptionalProto proto;
     if (!proto.ParseFromString(bytes)) return InvalidModel("'", path, "' is not a valid OptionalProto");
-    return ValueFromOptionalProto(proto);
+    StatusOr<Value> v = ValueFromOptionalProto(proto);
+    return v.ok() ? v : v.status().WithContext("'" + path + "'");
   }
   if (declared_type.has_map_type()) return Unimplemented("'", path, "' holds a map, which is not supported");
   onnx::TensorProto proto;
   if (!proto.ParseFromString(bytes)) return InvalidModel("'", path, "' is not a valid TensorProto");
-  PARITY_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(proto));
-  return Value::FromTensor(std::move(t));
+  StatusOr<Tensor> t = TensorFromProto(proto);
+  if (!t.ok()) return t.status().WithContext("'" + path + "'");
+  return Value::FromTensor(std::move(t).value());
 }
 
 Status WriteValueFile(const std::string& path, const Value& value, const std::string& name) {
