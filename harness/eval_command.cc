@@ -85,6 +85,23 @@ bool CheckSharing(const CaseInfo& info, const LoadedModel& model, const std::vec
   return unchanged;
 }
 
+// A result that names the case, the reference and the repro line of `options`.
+CaseResult NamedResult(const CaseInfo& info, const EvalCommandOptions& options) {
+  CaseResult r;
+  r.name = info.name;
+  r.suite = info.suite;
+  r.dir = info.dir;
+  r.adapter = "reference";
+  r.device = "cpu";
+  r.repro = "parity eval " + ShellQuote(info.dir) + (options.prefer_function_bodies ? " --prefer-function-bodies" : "");
+  if (options.variant_targets) {
+    std::string joined;
+    for (const auto& t : *options.variant_targets) joined += (joined.empty() ? "" : ",") + t;
+    r.repro += " --variant-targets " + ShellQuote(joined);
+  }
+  return r;
+}
+
 // Runs one case on the reference and compares every data set. With
 // options.check_aliasing, also checks sharing: its lines go to `alias_lines`
 // and `alias_unchanged` says whether sharing changed nothing.
@@ -92,18 +109,7 @@ CaseResult EvaluateCase(CaseInfo info, const TolerancePolicy& policy, const Eval
                         std::vector<std::string>* alias_lines, bool* alias_unchanged) {
   const double timeout_seconds = options.timeout_seconds;
   const bool prefer_bodies = options.prefer_function_bodies;
-  CaseResult r;
-  r.name = info.name;
-  r.suite = info.suite;
-  r.dir = info.dir;
-  r.adapter = "reference";
-  r.device = "cpu";
-  r.repro = "parity eval " + ShellQuote(info.dir) + (prefer_bodies ? " --prefer-function-bodies" : "");
-  if (options.variant_targets) {
-    std::string joined;
-    for (const auto& t : *options.variant_targets) joined += (joined.empty() ? "" : ",") + t;
-    r.repro += " --variant-targets " + ShellQuote(joined);
-  }
+  CaseResult r = NamedResult(info, options);
   if (Status meta = ReadCaseMeta(info); !meta.ok()) {
     r.state = CaseState::kError;
     r.message = meta.ToString();
@@ -214,14 +220,8 @@ CaseResult EvaluateCase(CaseInfo info, const TolerancePolicy& policy, const Eval
 }
 
 // A case that threw: ERROR, with its names for the journal.
-CaseResult ErrorWithoutResult(const CaseInfo& info, std::string message) {
-  CaseResult r;
-  r.name = info.name;
-  r.suite = info.suite;
-  r.dir = info.dir;
-  r.adapter = "reference";
-  r.device = "cpu";
-  r.repro = "parity eval " + ShellQuote(info.dir);
+CaseResult ErrorWithoutResult(const CaseInfo& info, const EvalCommandOptions& options, std::string message) {
+  CaseResult r = NamedResult(info, options);
   r.state = CaseState::kError;
   r.message = std::move(message);
   return r;
@@ -299,9 +299,9 @@ int RunEvalCommand(const EvalCommandOptions& options) {
       try {
         r = EvaluateCase(cases[i], *policy, options, &alias_lines[i], &unchanged);
       } catch (const std::bad_alloc&) {
-        r = ErrorWithoutResult(cases[i], "out of memory while evaluating the case (std::bad_alloc)");
+        r = ErrorWithoutResult(cases[i], options, "out of memory while evaluating the case (std::bad_alloc)");
       } catch (const std::exception& e) {
-        r = ErrorWithoutResult(cases[i], StrCat("internal error in the evaluator: ", e.what()));
+        r = ErrorWithoutResult(cases[i], options, StrCat("internal error in the evaluator: ", e.what()));
       }
       alias_unchanged[i] = unchanged;
       covered[i] = ApplyExpectation(r, expectations.get());

@@ -154,8 +154,11 @@ TEST(TensorIoTest, DataLengthIsCheckedBeforeTheTensorIsAllocated) {
   Tensor::SetAllocationLimit(saved);
 }
 
-TEST(TensorIoTest, ExternalOffsetsAreDecimalDigitsOnly) {
-  const fs::path dir = fs::path(::testing::TempDir()) / "parity_external_numbers";
+// A folder `name` with a 16-byte w.bin, and a float[1] tensor "w" whose
+// external data entries are `entries` (key, value).
+std::pair<fs::path, onnx::TensorProto> ExternalFloat(const std::string& name,
+                                                     std::initializer_list<std::pair<const char*, const char*>> entries) {
+  const fs::path dir = fs::path(::testing::TempDir()) / name;
   fs::create_directories(dir);
   std::ofstream(dir / "w.bin", std::ios::binary) << std::string(16, '\0');
   onnx::TensorProto proto;
@@ -163,11 +166,17 @@ TEST(TensorIoTest, ExternalOffsetsAreDecimalDigitsOnly) {
   proto.set_data_type(onnx::TensorProto::FLOAT);
   proto.add_dims(1);
   proto.set_data_location(onnx::TensorProto::EXTERNAL);
-  auto* location = proto.add_external_data();
-  location->set_key("location");
-  location->set_value("w.bin");
-  auto* offset = proto.add_external_data();
-  offset->set_key("offset");
+  for (const auto& [key, value] : entries) {
+    auto* e = proto.add_external_data();
+    e->set_key(key);
+    e->set_value(value);
+  }
+  return {dir, proto};
+}
+
+TEST(TensorIoTest, ExternalOffsetsAreDecimalDigitsOnly) {
+  auto [dir, proto] = ExternalFloat("parity_external_numbers", {{"location", "w.bin"}, {"offset", "0"}});
+  auto* offset = proto.mutable_external_data(1);
   for (const char* text : {" 0", "+0", "0 ", "-0", "0x4", "", "99999999999999999999"}) {
     offset->set_value(text);
     StatusOr<Tensor> t = TensorFromProto(proto, ExternalDataPolicy{dir.string()});
@@ -182,20 +191,8 @@ TEST(TensorIoTest, ExternalOffsetsAreDecimalDigitsOnly) {
 // offset + length past int64 was signed overflow (undefined behaviour) in
 // the range check; it must be a plain refusal.
 TEST(TensorIoTest, ExternalRangeThatOverflowsIsRefused) {
-  const fs::path dir = fs::path(::testing::TempDir()) / "parity_external_overflow";
-  fs::create_directories(dir);
-  std::ofstream(dir / "w.bin", std::ios::binary) << std::string(16, '\0');
-  onnx::TensorProto proto;
-  proto.set_name("w");
-  proto.set_data_type(onnx::TensorProto::FLOAT);
-  proto.add_dims(1);
-  proto.set_data_location(onnx::TensorProto::EXTERNAL);
-  for (auto [k, v] : {std::pair{"location", "w.bin"}, std::pair{"offset", "9223372036854775807"},
-                      std::pair{"length", "4"}}) {
-    auto* e = proto.add_external_data();
-    e->set_key(k);
-    e->set_value(v);
-  }
+  const auto [dir, proto] = ExternalFloat(
+      "parity_external_overflow", {{"location", "w.bin"}, {"offset", "9223372036854775807"}, {"length", "4"}});
   StatusOr<Tensor> t = TensorFromProto(proto, ExternalDataPolicy{dir.string()});
   ASSERT_FALSE(t.ok());
   EXPECT_NE(t.status().message().find("lies beyond the end of 'w.bin'"), std::string::npos) << t.status().message();
