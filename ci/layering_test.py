@@ -33,6 +33,8 @@ LAYERS = [
     ("adapters", REFERENCE + ["adapters", "spec/abi"]),
     ("spec/functions", REFERENCE + ["harness", "spec/functions"]),
     ("spec", ["spec"]),
+    # The libFuzzer targets sit on top, beside the parity command.
+    ("fuzz", REFERENCE + ["harness", "fuzz"]),
 ]
 
 # Tests, benchmarks and their helpers may use every layer of the reference
@@ -44,7 +46,7 @@ TEST_EXTRA = {
     "reports": ["harness"],  # the report tests also drive `parity report` end to end
 }
 
-PROJECT_ROOTS = ("reference/", "harness/", "reports/", "adapters/", "spec/", "cases/")
+PROJECT_ROOTS = ("reference/", "harness/", "reports/", "adapters/", "spec/", "cases/", "fuzz/")
 SOURCE_ENDINGS = (".cc", ".h", ".cu", ".cpp", ".hpp")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 # The evaluator dispatches through the registry: it compares no op_type with a name.
@@ -69,7 +71,7 @@ def within(target, folders):
 
 
 def sources(root):
-    for top in ("reference", "harness", "reports", "adapters", "spec"):
+    for top in ("reference", "harness", "reports", "adapters", "spec", "fuzz"):
         for base, dirs, files in os.walk(os.path.join(root, top)):
             dirs[:] = sorted(d for d in dirs if d not in ("build", "__pycache__"))
             for f in sorted(files):

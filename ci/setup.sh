@@ -7,6 +7,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 
 debian_packages=(
   build-essential cmake ninja-build pkg-config
+  clang-14 libclang-rt-14-dev
   protobuf-compiler libprotobuf-dev
   nlohmann-json3-dev
   libssl-dev

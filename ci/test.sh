@@ -4,7 +4,8 @@
 # fault injection, SIGKILL resume and the report in headless Chromium), then
 # the conformance gates of the reference and ONNX Runtime on ONNX's node
 # corpus, and the loader's malformed-model tests and the corpus again under
-# AddressSanitizer and UndefinedBehaviorSanitizer.
+# AddressSanitizer and UndefinedBehaviorSanitizer (a clang build that also
+# holds the libFuzzer targets of fuzz/, run briefly by ci/fuzz.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -75,9 +76,17 @@ done
 build/parity report build/results/reference build/results/onnxruntime --out build/results/report
 
 if [ "${PARITY_SKIP_SANITIZERS:-0}" != 1 ]; then
-  echo "== AddressSanitizer and UndefinedBehaviorSanitizer"
-  PARITY_TARGETS="parity parity-worker parity_adapter_reference parity_adapter_reference_inplace parity_tests" \
-    bash ci/build.sh build-asan -DPARITY_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+  echo "== AddressSanitizer and UndefinedBehaviorSanitizer, and the fuzz targets (one clang build)"
+  # One build serves both: every object has the sanitizers and libFuzzer's
+  # coverage (PARITY_FUZZ), and only fuzz/*_fuzzer.cc link libFuzzer's main.
+  # -O1: the fuzzers run several times faster than at -O0, for little more
+  # compile time. A folder configured by another compiler starts afresh.
+  if [ -f build-asan/CMakeCache.txt ] && ! grep -q '^CMAKE_CXX_COMPILER:FILEPATH=.*clang++-14$' build-asan/CMakeCache.txt; then
+    rm -rf build-asan
+  fi
+  CC=clang-14 CXX=clang++-14 \
+    PARITY_TARGETS="parity parity-worker parity_adapter_reference parity_adapter_reference_inplace parity_tests parity_fuzzers" \
+    bash ci/build.sh build-asan -DPARITY_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-g -O1"
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   build-asan/parity_tests
   rm -rf build-asan/malformed
@@ -112,6 +121,9 @@ if [ "${PARITY_SKIP_SANITIZERS:-0}" != 1 ]; then
   build-asan/parity eval build/corpus/aliasing/valid --quiet --check-aliasing > build-asan/aliasing-check.log
   build-asan/parity run --adapter reference_inplace --cases build/corpus/aliasing/valid --out build-asan/run-aliasing \
     --fresh --progress quiet --jobs "$(nproc)"
+  # The fuzz targets: their regression inputs, then 20 s each from seeds
+  # made of the corpora above (about 2.5 minutes in all).
+  bash ci/fuzz.sh build-asan 20
 fi
 echo "== all tests passed"
 echo "ci: ${unit_tests:-0} passed, 0 failed"

@@ -66,20 +66,6 @@ StatusOr<std::vector<protocol::Value>> ReadInputs(const DataSet& set, const onnx
   return inputs;
 }
 
-StatusOr<Value> ValueFromProtocol(const protocol::Value& v) {
-  const int kinds = v.has_tensor() + v.has_sequence() + v.has_optional();
-  if (kinds != 1) return InvalidArgument("holds ", kinds, " of tensor, sequence and optional; exactly one is due");
-  if (v.has_tensor()) {
-    if (v.tensor().data_location() == onnx::TensorProto::EXTERNAL) {
-      return InvalidArgument("is stored as external data, which an output may not be");
-    }
-    PARITY_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(v.tensor()));
-    return Value::FromTensor(std::move(t));
-  }
-  if (v.has_sequence()) return ValueFromSequenceProto(v.sequence());
-  return ValueFromOptionalProto(v.optional());
-}
-
 // Why the reference evaluator refuses `inputs` of `model` as invalid
 // (kInvalidArgument or kInvalidModel at run), or nullopt when it accepts
 // them, cannot run the model, or runs out of its time.
@@ -398,6 +384,20 @@ bool RunSteps(StepRun& run, WorkerProcess* worker, WorkerSlot& slot, const std::
 }
 
 }  // namespace
+
+StatusOr<Value> ValueFromProtocol(const protocol::Value& v) {
+  const int kinds = v.has_tensor() + v.has_sequence() + v.has_optional();
+  if (kinds != 1) return InvalidArgument("holds ", kinds, " of tensor, sequence and optional; exactly one is due");
+  if (v.has_tensor()) {
+    if (v.tensor().data_location() == onnx::TensorProto::EXTERNAL) {
+      return InvalidArgument("is stored as external data, which an output may not be");
+    }
+    PARITY_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(v.tensor()));
+    return Value::FromTensor(std::move(t));
+  }
+  if (v.has_sequence()) return ValueFromSequenceProto(v.sequence());
+  return ValueFromOptionalProto(v.optional());
+}
 
 const char* StateReadbackName(StateReadback readback) {
   return readback == StateReadback::kLast ? "last" : "every";

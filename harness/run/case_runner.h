@@ -24,6 +24,11 @@ inline constexpr int64_t kWorkerStartMs = 60000;
 // is spent (the answer is usually immediate; a hang here is still a TIMEOUT).
 inline constexpr int64_t kReleaseMinMs = 1000;
 
+// An output value as a worker returned it (parity.protocol.Value): exactly
+// one of tensor, sequence and optional, never external data. The error's
+// message completes "output K 'name' ..." in the case's FAIL message.
+StatusOr<Value> ValueFromProtocol(const protocol::Value& v);
+
 // A worker process started on demand, with its handshake done.
 class WorkerSlot {
  public:

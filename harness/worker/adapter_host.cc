@@ -448,8 +448,10 @@ WireResponse AdapterHost::Run(const WireRequest& request) {
   const bool host_keeps = open.stateful && !open.adapter_keeps;
   if (host_keeps) {
     for (const auto& [input, kept] : open.kept) {
+      // Lambdas capture a plain reference: clang before 16 cannot capture a structured binding.
+      const std::string& name = input;
       const bool given = std::any_of(request.inputs.begin(), request.inputs.end(),
-                                     [&](const WireValue& v) { return v.name == input; });
+                                     [&](const WireValue& v) { return v.name == name; });
       if (!given) inputs.push_back({input.c_str(), kept.kind, kept.bytes.data(), kept.bytes.size()});
     }
   }
@@ -486,7 +488,9 @@ WireResponse AdapterHost::Run(const WireRequest& request) {
     // unbound ones go back (then, with return_kept, the kept ones).
     std::map<std::string, KeptValue> next;
     for (size_t i = 0; i < open.bindings.size(); ++i) {
-      const auto& [output, input] = open.bindings[i];
+      // Plain references, not a structured binding: lambdas capture `output`.
+      const std::string& output = open.bindings[i].first;
+      const std::string& input = open.bindings[i].second;
       const auto produced = std::find_if(done.outputs.begin(), done.outputs.end(),
                                          [&](const WireValue& v) { return v.name == output; });
       if (produced == done.outputs.end()) {

@@ -439,8 +439,8 @@ Status ReadRawFrame(int fd, std::string* payload) {
     return IoError("a frame announces ", size, " bytes, over the limit of ", protocol::kMaxFrameBytes,
                    ": corrupt stream");
   }
-  // The buffer grows as bytes arrive (as the harness's ReadFrame does), so a
-  // corrupt length prefix costs memory only for bytes really sent.
+  // The buffer grows as bytes arrive (as in harness/protocol/framing.cc), so
+  // a corrupt length prefix costs memory only for the bytes really sent.
   constexpr size_t kChunk = size_t{1} << 20;
   payload->clear();
   while (payload->size() < size) {

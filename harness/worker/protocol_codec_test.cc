@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <thread>
+
+#include "harness/protocol/framing.h"
 #include "parity_worker.pb.h"
 
 namespace parity::worker {
@@ -317,6 +320,40 @@ TEST(WorkerCodecTest, RawFramesRoundTripAndEndCleanly) {
   ASSERT_TRUE(ReadRawFrame(fds[0], &payload).ok());
   EXPECT_EQ(payload, "");
   EXPECT_EQ(ReadRawFrame(fds[0], &payload).code(), StatusCode::kUnavailable);
+  ::close(fds[0]);
+}
+
+// A length prefix is only a claim: the frame's buffer grows with the bytes
+// that arrive, so a corrupt prefix announcing 1 GiB before three bytes does
+// not allocate 1 GiB (fuzz/regressions/protocol_fuzzer/).
+TEST(WorkerCodecTest, RawFrameAllocatesOnlyForBytesThatArrive) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const uint32_t size = protocol::kMaxFrameBytes;
+  const char frame[] = {static_cast<char>(size & 0xff), static_cast<char>((size >> 8) & 0xff),
+                        static_cast<char>((size >> 16) & 0xff), static_cast<char>(size >> 24), 'a', 'b', 'c'};
+  ASSERT_EQ(::write(fds[1], frame, sizeof frame), static_cast<ssize_t>(sizeof frame));
+  ::close(fds[1]);
+  std::string payload;
+  EXPECT_EQ(ReadRawFrame(fds[0], &payload).code(), StatusCode::kIoError);
+  EXPECT_LT(payload.capacity(), size_t{4} << 20);
+  ::close(fds[0]);
+}
+
+TEST(WorkerCodecTest, RawFrameLongerThanOneChunkArrivesWhole) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  std::string sent(3 * (size_t{1} << 20) + 17, '\0');
+  for (size_t i = 0; i < sent.size(); ++i) sent[i] = static_cast<char>(i * 31 % 251);
+  // A pipe holds 64 KiB: the frame is written while it is read.
+  std::thread writer([&] {
+    EXPECT_TRUE(WriteRawFrame(fds[1], sent).ok());
+    ::close(fds[1]);
+  });
+  std::string payload;
+  EXPECT_TRUE(ReadRawFrame(fds[0], &payload).ok());
+  writer.join();
+  EXPECT_EQ(payload, sent);
   ::close(fds[0]);
 }
 

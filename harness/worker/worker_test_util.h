@@ -343,7 +343,14 @@ inline Request Shutdown() {
 }
 
 // AddressSanitizer catches SIGSEGV itself, reports it and exits with status 1.
-#if defined(__SANITIZE_ADDRESS__)
+// GCC defines __SANITIZE_ADDRESS__; clang (before 15) says so only through
+// __has_feature.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PARITY_ADDRESS_SANITIZER 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(PARITY_ADDRESS_SANITIZER)
 constexpr bool kAddressSanitizer = true;
 #else
 constexpr bool kAddressSanitizer = false;

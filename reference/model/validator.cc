@@ -374,45 +374,7 @@ class Validator {
   }
 
   void CheckAttributeType(const onnx::AttributeProto& a, const Where& where) {
-    using A = onnx::AttributeProto;
-    // Which field each declared type stores its value in.
-    if (!a.has_type() || a.type() == A::UNDEFINED) {
-      Problem(where, " has no type");
-      return;
-    }
-    // Whether the field of the declared type holds a value (an empty list is
-    // a valid value, so list types always do); runs once per attribute.
-    bool holds = true;
-    switch (a.type()) {
-      case A::FLOAT: holds = a.has_f(); break;
-      case A::INT: holds = a.has_i(); break;
-      case A::STRING: holds = a.has_s(); break;
-      case A::TENSOR: holds = a.has_t(); break;
-      case A::GRAPH: holds = a.has_g(); break;
-      case A::SPARSE_TENSOR: holds = a.has_sparse_tensor(); break;
-      case A::TYPE_PROTO: holds = a.has_tp(); break;
-      case A::FLOATS:
-      case A::INTS:
-      case A::STRINGS:
-      case A::TENSORS:
-      case A::GRAPHS:
-      case A::SPARSE_TENSORS:
-      case A::TYPE_PROTOS: break;
-      default:
-        Problem(where, " has unknown type ", a.type());
-        return;
-    }
-    if (!holds) {
-      Problem(where, " is declared ", A::AttributeType_Name(a.type()), " but holds no value of that type");
-    }
-    // A value stored in a field of another type is a mismatch too.
-    const bool list = a.floats_size() || a.ints_size() || a.strings_size() || a.tensors_size() || a.graphs_size() ||
-                      a.sparse_tensors_size() || a.type_protos_size();
-    const bool scalar_type = a.type() <= A::GRAPH || a.type() == A::SPARSE_TENSOR || a.type() == A::TYPE_PROTO;
-    if (scalar_type && list) Problem(where, " is declared ", A::AttributeType_Name(a.type()), " but holds a list");
-    if (!scalar_type && (a.has_f() || a.has_i() || a.has_s() || a.has_t() || a.has_g())) {
-      Problem(where, " is declared ", A::AttributeType_Name(a.type()), " but holds a single value");
-    }
+    for (const std::string& problem : AttributeTypeProblems(a)) Problem(where, problem);
   }
 
   // Whether node `index` reads, through its subgraphs, only values that
@@ -721,6 +683,47 @@ class Validator {
 };
 
 }  // namespace
+
+std::vector<std::string> AttributeTypeProblems(const onnx::AttributeProto& a) {
+  using A = onnx::AttributeProto;
+  // Which field each declared type stores its value in.
+  if (!a.has_type() || a.type() == A::UNDEFINED) return {" has no type"};
+  std::vector<std::string> problems;
+  // Whether the field of the declared type holds a value (an empty list is
+  // a valid value, so list types always do).
+  bool holds = true;
+  switch (a.type()) {
+    case A::FLOAT: holds = a.has_f(); break;
+    case A::INT: holds = a.has_i(); break;
+    case A::STRING: holds = a.has_s(); break;
+    case A::TENSOR: holds = a.has_t(); break;
+    case A::GRAPH: holds = a.has_g(); break;
+    case A::SPARSE_TENSOR: holds = a.has_sparse_tensor(); break;
+    case A::TYPE_PROTO: holds = a.has_tp(); break;
+    case A::FLOATS:
+    case A::INTS:
+    case A::STRINGS:
+    case A::TENSORS:
+    case A::GRAPHS:
+    case A::SPARSE_TENSORS:
+    case A::TYPE_PROTOS: break;
+    default: return {StrCat(" has unknown type ", a.type())};
+  }
+  if (!holds) {
+    problems.push_back(StrCat(" is declared ", A::AttributeType_Name(a.type()), " but holds no value of that type"));
+  }
+  // A value stored in a field of another type is a mismatch too.
+  const bool list = a.floats_size() || a.ints_size() || a.strings_size() || a.tensors_size() || a.graphs_size() ||
+                    a.sparse_tensors_size() || a.type_protos_size();
+  const bool scalar_type = a.type() <= A::GRAPH || a.type() == A::SPARSE_TENSOR || a.type() == A::TYPE_PROTO;
+  if (scalar_type && list) {
+    problems.push_back(StrCat(" is declared ", A::AttributeType_Name(a.type()), " but holds a list"));
+  }
+  if (!scalar_type && (a.has_f() || a.has_i() || a.has_s() || a.has_t() || a.has_g())) {
+    problems.push_back(StrCat(" is declared ", A::AttributeType_Name(a.type()), " but holds a single value"));
+  }
+  return problems;
+}
 
 std::vector<Status> ValidateModel(const LoadedModel& model, const ValidationOptions& options) {
   if (!model.proto) return {Internal("ValidateModel: no model")};

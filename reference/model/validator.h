@@ -3,6 +3,7 @@
 // message names the model and the graph, node, function or value at fault.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "reference/core/status.h"
@@ -26,5 +27,13 @@ struct ValidationOptions {
 // the shape), model-local functions (duplicate ids, call cycles), and all of
 // these inside subgraphs and function bodies.
 std::vector<Status> ValidateModel(const LoadedModel& model, const ValidationOptions& options = {});
+
+// The problems of one attribute's declared type against the field that
+// holds its value (no type, an unknown type, no value of the declared type,
+// a list in a scalar or a scalar in a list), each a phrase that follows the
+// attribute's name: " has no type". ValidateModel reports these for every
+// node; variant validation for the attributes of an entry's call, which
+// resolution turns into a node.
+std::vector<std::string> AttributeTypeProblems(const onnx::AttributeProto& attribute);
 
 }  // namespace parity

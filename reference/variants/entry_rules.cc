@@ -9,6 +9,7 @@
 #include "reference/model/graph.h"
 #include "reference/model/op_schemas.h"
 #include "reference/model/tensor_io.h"
+#include "reference/model/validator.h"
 #include "reference/variants/analysis.h"
 
 namespace parity::variants_internal {
@@ -69,7 +70,18 @@ class EntryChecker {
   void CheckAttributeList() {
     std::set<std::string_view> seen;
     for (const auto& a : proto_.attribute()) {
+      if (a.name().empty()) Problem(kRuleCall, "an attribute has no name");
       if (!seen.insert(a.name()).second) Problem(kRuleCall, "attribute '", a.name(), "' is given twice");
+      // Resolution writes the call as a node of the graph, which
+      // ValidateModel checks: the same attribute rules hold here.
+      if (!a.ref_attr_name().empty()) {
+        Problem(kRuleCall, "attribute '", a.name(), "' refers to attribute '", a.ref_attr_name(),
+                "', which only a function body may do");
+        continue;
+      }
+      for (const std::string& problem : AttributeTypeProblems(a)) {
+        Problem(kRuleCall, "attribute '", a.name(), "'", problem);
+      }
       if (a.type() == Attribute::GRAPH || a.type() == Attribute::GRAPHS || a.has_g() || a.graphs_size() > 0) {
         Problem(kRuleCall, "attribute '", a.name(),
                 "' carries a subgraph: an entry's call may not carry subgraphs; wrap the control flow in a "

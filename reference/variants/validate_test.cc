@@ -110,6 +110,38 @@ TEST(VariantValidate, CallRules) {
   }
 }
 
+// Resolution writes the call as a node that ValidateModel must accept, so
+// the call's attributes follow the validator's rules (found by
+// fuzz/model_fuzzer.cc: an untyped attribute passed, and the resolved model
+// was invalid).
+TEST(VariantValidate, CallAttributesFollowTheValidatorsRules) {
+  {
+    onnx::ModelProto model = Model(kAddRelu);
+    AddEntry(*model.mutable_graph(), "y = com.example.AddRelu <mode = 1> (x, b)").mutable_attribute(0)->clear_type();
+    ExpectOnly(model, kRuleCall, {"attribute 'mode'", "has no type"});
+    ResolveOptions options;
+    options.targets = {kPortableTarget};
+    EXPECT_FALSE(ResolveVariants(Loaded(model), options).ok());
+  }
+  {
+    onnx::ModelProto model = Model(kAddRelu);
+    AddEntry(*model.mutable_graph(), "y = com.example.AddRelu <mode = 1> (x, b)").mutable_attribute(0)->clear_i();
+    ExpectOnly(model, kRuleCall, {"attribute 'mode'", "declared INT but holds no value"});
+  }
+  {
+    onnx::ModelProto model = Model(kAddRelu);
+    AddEntry(*model.mutable_graph(), "y = com.example.AddRelu <mode = 1> (x, b)")
+        .mutable_attribute(0)
+        ->set_ref_attr_name("outer");
+    ExpectOnly(model, kRuleCall, {"attribute 'mode'", "refers to attribute 'outer'"});
+  }
+  {
+    onnx::ModelProto model = Model(kAddRelu);
+    AddEntry(*model.mutable_graph(), "y = com.example.AddRelu <mode = 1> (x, b)").mutable_attribute(0)->clear_name();
+    ExpectOnly(model, kRuleCall, {"an attribute has no name"});
+  }
+}
+
 TEST(VariantValidate, ArityRules) {
   {
     onnx::ModelProto model = Model(kAddRelu);
