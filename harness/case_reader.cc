@@ -42,6 +42,10 @@ StatusOr<std::vector<CaseInfo>> DiscoverCases(const std::vector<std::string>& ro
     }
   }
   std::sort(cases.begin(), cases.end(), [](const CaseInfo& a, const CaseInfo& b) { return a.dir < b.dir; });
+  // Roots that overlap ("corpus corpus/test_abs") find a case twice; it is
+  // one case, run and counted once.
+  cases.erase(std::unique(cases.begin(), cases.end(), [](const CaseInfo& a, const CaseInfo& b) { return a.dir == b.dir; }),
+              cases.end());
   return cases;
 }
 
@@ -125,19 +129,109 @@ std::string BitDifference(const Value& a, const Value& b) {
   return StrCat("first difference at element ", static_cast<size_t>(xi - x.raw_bytes()) / width);
 }
 
+// Whether `text` is well-formed UTF-8 (no overlong forms, no surrogates,
+// nothing past U+10FFFF).
+bool IsValidUtf8(const std::string& text) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* end = p + text.size();
+  while (p < end) {
+    const unsigned char c = *p;
+    int extra = 0;
+    uint32_t code = 0, min = 0;
+    if (c < 0x80) extra = 0, code = c;
+    else if ((c & 0xE0) == 0xC0) extra = 1, code = c & 0x1F, min = 0x80;
+    else if ((c & 0xF0) == 0xE0) extra = 2, code = c & 0x0F, min = 0x800;
+    else if ((c & 0xF8) == 0xF0) extra = 3, code = c & 0x07, min = 0x10000;
+    else return false;
+    if (end - p <= extra) return false;  // cut short
+    for (int i = 1; i <= extra; ++i) {
+      if ((p[i] & 0xC0) != 0x80) return false;
+      code = code << 6 | (p[i] & 0x3F);
+    }
+    if (code < min || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return false;
+    p += extra + 1;
+  }
+  return true;
+}
+
+// Whether a value read from a case file is what the graph declares there:
+// its kind, element type, rank and fixed dimensions. A file that is not is
+// the case's fault, whatever a backend would make of it. `at` prefixes
+// nested positions ("element 2 of the sequence: ").
+Status CheckDeclaredType(const Value& v, const onnx::TypeProto& type, const std::string& at) {
+  switch (type.value_case()) {
+    case onnx::TypeProto::kTensorType: {
+      if (!v.is_tensor()) return InvalidArgument(at, "holds a sequence or optional where a tensor is declared");
+      const Tensor& t = v.tensor();
+      const auto& declared = type.tensor_type();
+      if (declared.elem_type() != 0 && declared.elem_type() != static_cast<int32_t>(t.dtype())) {
+        const std::string want = IsKnownDataType(declared.elem_type())
+                                     ? std::string(DataTypeName(static_cast<DataType>(declared.elem_type())))
+                                     : StrCat("unknown element type ", declared.elem_type());
+        return InvalidArgument(at, "holds ", t.Description(), " where the graph declares ", want);
+      }
+      if (t.dtype() == DataType::kString) {
+        // onnx.proto: each element of string_data is UTF-8.
+        for (int64_t i = 0; i < t.size(); ++i) {
+          if (!IsValidUtf8(t.strings()[static_cast<size_t>(i)])) {
+            return InvalidArgument(at, "string element ", i, " is not UTF-8, which onnx.proto requires");
+          }
+        }
+      }
+      if (!declared.has_shape()) return Status::Ok();
+      const auto& dims = declared.shape().dim();
+      if (dims.size() != static_cast<int>(t.rank())) {
+        return InvalidArgument(at, "holds ", t.Description(), " of rank ", t.rank(), " where the graph declares rank ",
+                               dims.size());
+      }
+      for (int i = 0; i < dims.size(); ++i) {
+        if (dims[i].has_dim_value() && dims[i].dim_value() != t.dim(i)) {
+          return InvalidArgument(at, "holds ", t.Description(), " where the graph declares dimension ", i, " = ",
+                                 dims[i].dim_value());
+        }
+      }
+      return Status::Ok();
+    }
+    case onnx::TypeProto::kSequenceType: {
+      if (!v.is_sequence()) return InvalidArgument(at, "holds a tensor or optional where a sequence is declared");
+      if (!type.sequence_type().has_elem_type()) return Status::Ok();
+      for (size_t i = 0; i < v.sequence().size(); ++i) {
+        PARITY_RETURN_IF_ERROR(
+            CheckDeclaredType(v.sequence()[i], type.sequence_type().elem_type(), StrCat(at, "sequence element ", i, ": ")));
+      }
+      return Status::Ok();
+    }
+    case onnx::TypeProto::kOptionalType: {
+      if (!v.is_optional()) return InvalidArgument(at, "holds a tensor or sequence where an optional is declared");
+      if (!v.has_element() || !type.optional_type().has_elem_type()) return Status::Ok();
+      return CheckDeclaredType(v.element(), type.optional_type().elem_type(), StrCat(at, "optional's element: "));
+    }
+    default:
+      return Status::Ok();
+  }
+}
+
 std::string StepFile(const fs::path& dir, const std::string& file) {
   return (dir.filename() / file).string();
 }
 
 }  // namespace
 
-StatusOr<std::vector<DataSet>> ReadDataSets(const CaseInfo& info, const onnx::ModelProto& model, bool read_inputs) {
+StatusOr<std::vector<DataSet>> ReadDataSets(const CaseInfo& info, const onnx::ModelProto& model, bool read_inputs,
+                                            bool outputs_required) {
   std::vector<fs::path> dirs;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(info.dir, ec)) {
-    if (entry.is_directory() && entry.path().filename().string().rfind("test_data_set_", 0) == 0) {
-      dirs.push_back(entry.path());
+  // Error-code forms throughout: a symbolic link loop or an unreadable entry
+  // in a case folder is the case's error, never an exception.
+  for (auto it = fs::directory_iterator(info.dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    std::error_code entry_ec;
+    const std::string name = it->path().filename().string();
+    if (name.rfind("test_data_set_", 0) != 0) continue;
+    if (!it->is_directory(entry_ec)) {
+      if (entry_ec) return IoError("'", it->path().string(), "': ", entry_ec.message());
+      continue;
     }
+    dirs.push_back(it->path());
   }
   if (ec) return IoError("reading '", info.dir, "': ", ec.message());
   // Numeric order: test_data_set_10 is step 10, after step 9.
@@ -195,6 +289,9 @@ StatusOr<std::vector<DataSet>> ReadDataSets(const CaseInfo& info, const onnx::Mo
         if (!read_values) continue;
         StatusOr<Value> v = ReadValueFile(file.string(), values[k].type());
         if (!v.ok()) return v.status();
+        PARITY_RETURN_IF_ERROR(CheckDeclaredType(*v, values[k].type(), "")
+                                   .WithContext(StrCat(StepFile(dir, file.filename().string()), " (", kind, " '",
+                                                       values[k].name(), "')")));
         out.push_back(std::move(v).value());
       }
     };
@@ -202,6 +299,14 @@ StatusOr<std::vector<DataSet>> ReadDataSets(const CaseInfo& info, const onnx::Mo
                                 set.inputs, set.input_index));
     PARITY_RETURN_IF_ERROR(read("output", graph.output_size(), graph.output(), true, carried_output, true, set.outputs,
                                 set.output_index));
+    // Every output of a plain case is compared, so each needs its file:
+    // one left out is the case's fault (ERROR), under eval and run alike.
+    const bool none_yet = !outputs_required && set.output_index.empty();
+    if (!stateful && !none_yet && static_cast<int>(set.output_index.size()) < graph.output_size()) {
+      const int k = static_cast<int>(set.output_index.size());
+      return InvalidArgument("case '", info.name, "': ", StepFile(dir, StrCat("output_", k, ".pb")), " (output '",
+                             graph.output(k).name(), "') is missing: every output of the graph needs its expected file");
+    }
     sets.push_back(std::move(set));
   }
   // Each carried input file must hold what the step before computed.

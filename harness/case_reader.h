@@ -47,7 +47,8 @@ struct CaseInfo {
 };
 
 // Case folders under each root: a root that is itself a case is taken alone;
-// otherwise every folder below it (recursively) holding a model.onnx. Sorted by path.
+// otherwise every folder below it (recursively) holding a model.onnx. Sorted
+// by path; a folder that overlapping roots find twice is listed once.
 StatusOr<std::vector<CaseInfo>> DiscoverCases(const std::vector<std::string>& roots);
 
 // Reads and checks case.json (if any) into info.case_file. A file that is not
@@ -69,7 +70,12 @@ StatusOr<std::vector<StateCarry>> ReadStepCarries(const CaseInfo& info, const on
 // and output types; without `read_inputs`, only the expected outputs (a worker
 // gets the input files' bytes as they are).
 //
-// A plain case reads input_K / output_K up to the first K missing. A stateful
+// Each value read is checked against the graph's declared type (kind,
+// element type, rank, fixed dimensions); a mismatch is an error naming the
+// file: the case's fault, reported ERROR, never the backend's.
+//
+// A plain case reads input_K up to the first K missing, and needs an
+// output_K for every graph output (else an error naming the missing file). A stateful
 // case reads every K below the graph's input / output count that exists, and
 // allows two gaps only: a carried input's file at steps >= 1 (it comes from
 // the state) and a carried output's expected file at any step (not compared
@@ -77,8 +83,10 @@ StatusOr<std::vector<StateCarry>> ReadStepCarries(const CaseInfo& info, const on
 // agree: where step k >= 1 holds a carried input's file and step k-1 its
 // output's file, both hold the same value bit for bit, else the error says
 // "case is inconsistent: ...".
+// `outputs_required` false lets a plain case's data sets hold no expected
+// outputs at all (parity expect, which writes them); partial sets stay errors.
 StatusOr<std::vector<DataSet>> ReadDataSets(const CaseInfo& info, const onnx::ModelProto& model,
-                                            bool read_inputs = true);
+                                            bool read_inputs = true, bool outputs_required = true);
 
 // The operator a case is about: the op_type of a one-node model, or else the
 // case name's operator stem ("test_attention_4d_expanded" -> first node's

@@ -190,6 +190,90 @@ TEST_F(CaseReaderTest, PlainCasesStillStopAtTheFirstMissingFile) {
   EXPECT_EQ((*sets)[0].inputs.size(), 2u);
 }
 
+TEST_F(CaseReaderTest, APlainCaseNeedsAnExpectedFileForEveryOutput) {
+  WriteSteps();
+  info_.case_file = CaseFile{};
+  Remove(1, "output_1.pb");
+  StatusOr<std::vector<DataSet>> sets = Read();
+  ASSERT_FALSE(sets.ok());
+  EXPECT_NE(sets.status().message().find("test_data_set_1/output_1.pb (output 'present') is missing"),
+            std::string::npos)
+      << sets.status().message();
+}
+
+// A file that is not what the graph declares there is the case's fault,
+// named by file and value, whatever a backend would make of it.
+TEST_F(CaseReaderTest, ValuesThatAreNotWhatTheGraphDeclaresAreRefused) {
+  WriteSteps();
+  info_.case_file = CaseFile{};
+  Write(0, "input", 1, Value::FromTensor(*Tensor::FromDoubles(DataType::kDouble, {3}, {1, 2, 3})));
+  StatusOr<std::vector<DataSet>> sets = Read();
+  ASSERT_FALSE(sets.ok());
+  EXPECT_NE(sets.status().message().find("test_data_set_0/input_1.pb (input 'x'): holds float64[3] where the graph "
+                                         "declares float32"),
+            std::string::npos)
+      << sets.status().message();
+  WriteSteps();
+  Write(2, "output", 0, Value::FromTensor(*Tensor::FromDoubles(DataType::kFloat, {4}, {1, 2, 3, 4})));
+  sets = Read();
+  ASSERT_FALSE(sets.ok());
+  EXPECT_NE(sets.status().message().find("holds float32[4] where the graph declares dimension 0 = 3"), std::string::npos)
+      << sets.status().message();
+  WriteSteps();
+  Write(1, "input", 0, Value::FromTensor(*Tensor::FromDoubles(DataType::kFloat, {3, 1}, {1, 2, 3})));
+  sets = Read();
+  ASSERT_FALSE(sets.ok());
+  EXPECT_NE(sets.status().message().find("of rank 2 where the graph declares rank 1"), std::string::npos)
+      << sets.status().message();
+}
+
+// A symbolic link loop named like a data set is an error of the case, not
+// an exception that ends the process.
+TEST_F(CaseReaderTest, ASymlinkLoopIsAnErrorNotAnException) {
+  WriteSteps();
+  info_.case_file = CaseFile{};
+  fs::create_symlink("test_data_set_9", dir_ / "test_data_set_9");
+  StatusOr<std::vector<DataSet>> sets = Read();
+  ASSERT_FALSE(sets.ok());
+  EXPECT_NE(sets.status().message().find("test_data_set_9"), std::string::npos) << sets.status().message();
+}
+
+TEST_F(CaseReaderTest, OverlappingRootsFindACaseOnce) {
+  std::ofstream(dir_ / "model.onnx") << "";
+  StatusOr<std::vector<CaseInfo>> cases =
+      DiscoverCases({dir_.parent_path().string(), dir_.string(), dir_.string() + "/"});
+  ASSERT_TRUE(cases.ok()) << cases.status().ToString();
+  ASSERT_EQ(cases->size(), 1u);
+  EXPECT_EQ((*cases)[0].name, "test_cache");
+}
+
+// onnx.proto requires string elements to be UTF-8; a file that breaks it
+// is the case's fault (a runtime that decodes strings refuses it).
+TEST_F(CaseReaderTest, StringsThatAreNotUtf8AreRefused) {
+  info_.case_file = CaseFile{};
+  onnx::ModelProto model;
+  for (auto* values : {model.mutable_graph()->mutable_input(), model.mutable_graph()->mutable_output()}) {
+    onnx::ValueInfoProto* v = values->Add();
+    v->set_name("s");
+    v->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::STRING);
+  }
+  Tensor strings = *Tensor::Create(DataType::kString, {3});
+  strings.mutable_strings()[0] = "caf\xc3\xa9";  // valid two-byte form
+  strings.mutable_strings()[1] = "ok";
+  strings.mutable_strings()[2] = "ok";
+  Write(0, "input", 0, Value::FromTensor(strings));
+  Write(0, "output", 0, Value::FromTensor(strings));
+  ASSERT_TRUE(ReadDataSets(info_, model).ok());
+  for (const char* bad : {"\xff", "\xc3", "\xc0\x80", "\xed\xa0\x80"}) {  // stray, cut short, overlong, surrogate
+    strings.mutable_strings()[2] = bad;
+    Write(0, "input", 0, Value::FromTensor(strings));
+    StatusOr<std::vector<DataSet>> sets = ReadDataSets(info_, model);
+    ASSERT_FALSE(sets.ok());
+    EXPECT_NE(sets.status().message().find("string element 2 is not UTF-8"), std::string::npos)
+        << sets.status().message();
+  }
+}
+
 TEST_F(CaseReaderTest, ACarriedInputThatDiffersFromTheOutputBeforeIsInconsistent) {
   WriteSteps();
   Write(2, "input", 0, Floats({1, 4, 7.5}));  // step 1's present is {1, 4, 7}

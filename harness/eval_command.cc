@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <new>
 #include <thread>
 
 #include "harness/case_outcome.h"
@@ -19,10 +20,12 @@
 #include "harness/expectations.h"
 #include "harness/results/results.h"
 #include "harness/results/summary.h"
+#include "harness/run/journal.h"
 #include "harness/shape_facts.h"
 #include "reference/aliasing/aliasing.h"
 #include "reference/eval/evaluator.h"
 #include "reference/eval/function_library.h"
+#include "reference/model/loader.h"
 #include "reference/variants/variants.h"
 #include "reference/ops/reference_registry.h"
 
@@ -82,6 +85,23 @@ bool CheckSharing(const CaseInfo& info, const LoadedModel& model, const std::vec
   return unchanged;
 }
 
+// A result that names the case, the reference and the repro line of `options`.
+CaseResult NamedResult(const CaseInfo& info, const EvalCommandOptions& options) {
+  CaseResult r;
+  r.name = info.name;
+  r.suite = info.suite;
+  r.dir = info.dir;
+  r.adapter = "reference";
+  r.device = "cpu";
+  r.repro = "parity eval " + ShellQuote(info.dir) + (options.prefer_function_bodies ? " --prefer-function-bodies" : "");
+  if (options.variant_targets) {
+    std::string joined;
+    for (const auto& t : *options.variant_targets) joined += (joined.empty() ? "" : ",") + t;
+    r.repro += " --variant-targets " + ShellQuote(joined);
+  }
+  return r;
+}
+
 // Runs one case on the reference and compares every data set. With
 // options.check_aliasing, also checks sharing: its lines go to `alias_lines`
 // and `alias_unchanged` says whether sharing changed nothing.
@@ -89,18 +109,7 @@ CaseResult EvaluateCase(CaseInfo info, const TolerancePolicy& policy, const Eval
                         std::vector<std::string>* alias_lines, bool* alias_unchanged) {
   const double timeout_seconds = options.timeout_seconds;
   const bool prefer_bodies = options.prefer_function_bodies;
-  CaseResult r;
-  r.name = info.name;
-  r.suite = info.suite;
-  r.dir = info.dir;
-  r.adapter = "reference";
-  r.device = "cpu";
-  r.repro = "parity eval " + ShellQuote(info.dir) + (prefer_bodies ? " --prefer-function-bodies" : "");
-  if (options.variant_targets) {
-    std::string joined;
-    for (const auto& t : *options.variant_targets) joined += (joined.empty() ? "" : ",") + t;
-    r.repro += " --variant-targets " + ShellQuote(joined);
-  }
+  CaseResult r = NamedResult(info, options);
   if (Status meta = ReadCaseMeta(info); !meta.ok()) {
     r.state = CaseState::kError;
     r.message = meta.ToString();
@@ -111,6 +120,13 @@ CaseResult EvaluateCase(CaseInfo info, const TolerancePolicy& policy, const Eval
   if (!model.ok()) {
     r.state = CaseState::kError;
     r.message = model.status().ToString();
+    return r;
+  }
+  // External data that leaves the case's folder is a broken case, as under
+  // parity run (spec/protocol/README.md, "External data"): ERROR, not FAIL.
+  if (Status external = CheckModelExternalData(*model); !external.ok()) {
+    r.state = CaseState::kError;
+    r.message = external.ToString();
     return r;
   }
   r.op = CaseOperator(info, *model->proto);
@@ -203,6 +219,14 @@ CaseResult EvaluateCase(CaseInfo info, const TolerancePolicy& policy, const Eval
   return r;
 }
 
+// A case that threw: ERROR, with its names for the journal.
+CaseResult ErrorWithoutResult(const CaseInfo& info, const EvalCommandOptions& options, std::string message) {
+  CaseResult r = NamedResult(info, options);
+  r.state = CaseState::kError;
+  r.message = std::move(message);
+  return r;
+}
+
 }  // namespace
 
 int RunEvalCommand(const EvalCommandOptions& options) {
@@ -241,9 +265,16 @@ int RunEvalCommand(const EvalCommandOptions& options) {
   }
 
   std::ofstream journal;
+  std::unique_ptr<FolderLock> out_lock;
   if (!options.out_dir.empty()) {
     std::error_code ec;
     fs::create_directories(options.out_dir, ec);
+    StatusOr<std::unique_ptr<FolderLock>> locked = FolderLock::Acquire(options.out_dir, "parity eval");
+    if (!locked.ok()) {
+      std::cerr << "parity eval: " << locked.status().message() << "\n";
+      return 2;
+    }
+    out_lock = std::move(locked).value();
     journal.open(fs::path(options.out_dir) / "results.jsonl", std::ios::trunc);
     if (!journal) {
       std::cerr << "parity eval: cannot write " << options.out_dir << "/results.jsonl\n";
@@ -261,7 +292,17 @@ int RunEvalCommand(const EvalCommandOptions& options) {
   auto worker = [&] {
     for (size_t i = next++; i < cases.size(); i = next++) {
       bool unchanged = true;
-      CaseResult r = EvaluateCase(cases[i], *policy, options, &alias_lines[i], &unchanged);
+      CaseResult r;
+      // The one boundary for exceptions: whatever a case throws (bad_alloc
+      // under a memory cap, a filesystem error) ends that case ERROR, named,
+      // and the other cases go on.
+      try {
+        r = EvaluateCase(cases[i], *policy, options, &alias_lines[i], &unchanged);
+      } catch (const std::bad_alloc&) {
+        r = ErrorWithoutResult(cases[i], options, "out of memory while evaluating the case (std::bad_alloc)");
+      } catch (const std::exception& e) {
+        r = ErrorWithoutResult(cases[i], options, StrCat("internal error in the evaluator: ", e.what()));
+      }
       alias_unchanged[i] = unchanged;
       covered[i] = ApplyExpectation(r, expectations.get());
       if (journal.is_open()) {
@@ -283,8 +324,10 @@ int RunEvalCommand(const EvalCommandOptions& options) {
     const CaseResult& r = results[i];
     const bool counts_for_gate = FailsGate(r.state) || !covered[i];
     summary.Add(r, counts_for_gate);
-    if (counts_for_gate) {
-      if (!options.quiet) std::cout << CaseStateName(r.state) << " " << r.name << ": " << r.message << "\n";
+    // ERROR is never the evaluator's verdict on a backend, but it is never
+    // silent either: even --quiet prints each one with its message.
+    if ((counts_for_gate && !options.quiet) || r.state == CaseState::kError) {
+      std::cout << CaseStateName(r.state) << " " << r.name << ": " << r.message << "\n";
     }
   }
   const double seconds = MillisecondsSince(start) / 1000.0;
@@ -333,7 +376,9 @@ int RunEvalCommand(const EvalCommandOptions& options) {
   if (sharing_changes) {
     std::cout << "aliasing: sharing changed outputs (or could not be checked) in " << sharing_changes << " cases\n";
   }
-  return summary.gate_failures || sharing_changes ? 1 : 0;
+  const int errors = summary.by_state.count("ERROR") ? summary.by_state.at("ERROR") : 0;
+  if (errors) std::cout << "note: " << errors << " case(s) ended in ERROR (unreadable or broken cases)\n";
+  return summary.gate_failures || sharing_changes ? 1 : errors ? 3 : 0;
 }
 
 }  // namespace parity

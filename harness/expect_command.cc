@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 
 Status WriteExpected(const CaseInfo& info, bool force) {
   PARITY_ASSIGN_OR_RETURN(LoadedModel model, LoadModelFile((fs::path(info.dir) / "model.onnx").string()));
-  PARITY_ASSIGN_OR_RETURN(std::vector<DataSet> sets, ReadDataSets(info, *model.proto));
+  PARITY_ASSIGN_OR_RETURN(std::vector<DataSet> sets, ReadDataSets(info, *model.proto, /*read_inputs=*/true, /*outputs_required=*/false));
   if (sets.empty()) return InvalidArgument(info.dir, ": no test_data_set_N folder to fill");
   const auto& graph = model.proto->graph();
   PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> evaluator, Evaluator::Create(model, WithReferenceKernels()));

@@ -9,10 +9,12 @@
 //
 // PARITY_FAULTS_ABI=1: serve a version-1 table, which ends before bind_state,
 // so that tests can check that the worker carries a stateful session's
-// values itself for an adapter that cannot.
+// values itself for an adapter that cannot. PARITY_FAULTS_ABI=2: a version-2
+// table, whose adapter knows no parity_session_options.model_dir.
 #include <fnmatch.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -77,6 +79,11 @@ constexpr FaultName kFaultNames[] = {
 };
 
 constexpr size_t kLeakBytes = size_t{64} << 20;
+
+// The host's ABI version (parity_adapter_query), and the version of the table
+// served: an adapter built against version 2 reads no model_dir, whatever the host.
+uint32_t g_host_abi_version = 0;
+uint32_t g_served_abi_version = PARITY_ABI_VERSION;
 
 struct FaultRule {
   std::string glob;
@@ -272,7 +279,8 @@ parity_status* CreateSession(const void* model, size_t model_size, const parity_
                           std::string("fault injection: case '") + case_name + "' declared unsupported");
       default: break;
     }
-    auto created = ReferenceSession::Create(model, model_size, options);
+    auto created = ReferenceSession::Create(model, model_size, options, /*in_place=*/false,
+                                            parity::adapters::ModelDirOf(options, std::min(g_host_abi_version, g_served_abi_version)));
     if (!created.ok()) return ToAbiStatus(created.status());
     if ((fault == Fault::kHangStripped || fault == Fault::kFailStripped) &&
         (*created)->variant_decisions().empty()) {
@@ -366,11 +374,26 @@ parity_adapter_api VersionOneApi() {
   return api;
 }
 
+// kApi as an adapter built against ABI version 2 would have it: the same
+// slots. Such an adapter never reads parity_session_options.model_dir, so a
+// model with external data fails its creation ("not loaded from a folder").
+parity_adapter_api VersionTwoApi() {
+  parity_adapter_api api = kApi;
+  api.abi_version = 2;
+  return api;
+}
+
 }  // namespace
 
 extern "C" PARITY_ADAPTER_EXPORT const parity_adapter_api* parity_adapter_query(uint32_t host_abi_version) {
   static const parity_adapter_api kVersionOne = VersionOneApi();
+  static const parity_adapter_api kVersionTwo = VersionTwoApi();
   if (host_abi_version < 1) return nullptr;
+  g_host_abi_version = host_abi_version;
   const char* abi = std::getenv("PARITY_FAULTS_ABI");
-  return abi && std::strcmp(abi, "1") == 0 ? &kVersionOne : &kApi;
+  const parity_adapter_api* api = &kApi;
+  if (abi && std::strcmp(abi, "1") == 0) api = &kVersionOne;
+  if (abi && std::strcmp(abi, "2") == 0) api = &kVersionTwo;
+  g_served_abi_version = api->abi_version;
+  return api;
 }

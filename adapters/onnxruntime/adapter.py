@@ -14,6 +14,7 @@ import onnxruntime as ort
 from onnx import numpy_helper
 from onnxruntime.capi import onnxruntime_pybind11_state as ort_errors
 
+import parity_external_data as external_data
 import parity_protocol as protocol
 
 ADAPTER_VERSION = "1"
@@ -131,6 +132,28 @@ def translate_contrib_twins(model_bytes: bytes) -> tuple[bytes, list[str]]:
     if not moved:
         return model_bytes, []
     return model.SerializeToString(), moved
+
+
+# ONNX Runtime's session option (onnxruntime_session_options_config_keys.h)
+# naming the folder that external data is read from when the model comes as
+# bytes. The data stays out of the model bytes, so models over 2 GiB load too.
+_EXTERNAL_DATA_FOLDER_KEY = "session.model_external_initializers_file_folder_path"
+
+
+def check_external_data(model_bytes: bytes, model_dir: str) -> bool:
+    """Applies the containment rule (parity_external_data) to the model's
+    external tensors before ONNX Runtime opens any file; returns whether it
+    has any. Raises AdapterError (INVALID_ARGUMENT) naming the rule broken."""
+    # A cheap test first: every external tensor names its file under the key
+    # "location". A tensor marked EXTERNAL without one is ONNX Runtime's to refuse.
+    if b"location" not in model_bytes:
+        return False
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(model_bytes)
+    except Exception:  # noqa: BLE001 - a model that does not parse is ONNX Runtime's to refuse
+        return False
+    return external_data.check_external_data(model, model_dir)
 
 
 def _status_of(error: Exception, allow_fallback: bool) -> protocol.AdapterError:
@@ -253,6 +276,8 @@ class OnnxRuntimeAdapter(protocol.Adapter):
             # On the CPU EP nothing can fall back; ONNX Runtime also refuses
             # disable_cpu_ep_fallback with the CPU EP listed.
             providers = [_CPU_EP]
+        if check_external_data(model_bytes, options.model_dir):
+            session_options.add_session_config_entry(_EXTERNAL_DATA_FOLDER_KEY, options.model_dir)
         moved = []
         if self._contrib_twins:
             model_bytes, moved = self._translate(model_bytes, options.case_name)

@@ -7,6 +7,8 @@
 // from its own sources; each library instantiates the table once.
 #pragma once
 
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <memory>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "adapters/reference/reference_session.h"
+#include "reference/core/tensor.h"
 #include "reference/eval/registry.h"
 #include "reference/ops/reference_registry.h"
 
@@ -23,6 +26,19 @@ struct parity_session {
 };
 
 namespace parity::adapters {
+
+// The harness passes its worker memory limit in PARITY_MEMORY_LIMIT_MIB
+// (spec/abi/README.md): the reference then refuses any tensor over it before
+// allocating it, instead of being killed by the harness's watch on its
+// resident memory. Digits only; anything else leaves the default.
+inline bool ApplyHostMemoryLimit() {
+  const char* text = std::getenv("PARITY_MEMORY_LIMIT_MIB");
+  if (!text || !*text || std::strlen(text) > 12 || std::strspn(text, "0123456789") != std::strlen(text)) return false;
+  const int64_t mib = std::strtoll(text, nullptr, 10);
+  if (mib <= 0) return false;
+  Tensor::SetAllocationLimit(mib << 20);
+  return true;
+}
 
 // What tells the two libraries apart.
 struct ReferenceFlavour {
@@ -38,6 +54,8 @@ template <const ReferenceFlavour& kFlavour>
 class ReferenceAdapter {
  public:
   static const parity_adapter_api* Query(uint32_t host_abi_version) {
+    static const bool limited = ApplyHostMemoryLimit();
+    (void)limited;
     static const parity_adapter_api kApi = {
         .abi_version = PARITY_ABI_VERSION,
         .struct_size = sizeof(parity_adapter_api),
@@ -52,10 +70,16 @@ class ReferenceAdapter {
         .bind_state = BindState,
         .read_state = ReadState,
     };
-    return host_abi_version >= 1 ? &kApi : nullptr;
+    if (host_abi_version < 1) return nullptr;
+    host_abi_version_ = host_abi_version;
+    return &kApi;
   }
 
  private:
+  // The version of the host that queried the table: it says which fields of
+  // the options the host fills (model_dir from version 3 on).
+  static inline uint32_t host_abi_version_ = 0;
+
   // Every domain the registry has a kernel in, as "domain:*": it tries every
   // operator of them and answers UNSUPPORTED, at run, for the few it has no
   // kernel or function body for. Built once, on first use.
@@ -107,7 +131,8 @@ class ReferenceAdapter {
   static parity_status* CreateSession(const void* model, size_t model_size, const parity_session_options* options,
                                       parity_session** session, const parity_session_report** report) {
     return Guarded("create_session", [&]() -> parity_status* {
-      auto created = ReferenceSession::Create(model, model_size, options, kFlavour.in_place);
+      auto created = ReferenceSession::Create(model, model_size, options, kFlavour.in_place,
+                                              ModelDirOf(options, host_abi_version_));
       if (!created.ok()) return ToAbiStatus(created.status());
       auto* s = new parity_session{std::move(created).value()};
       if (report) *report = s->reference->report();

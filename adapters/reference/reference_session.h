@@ -90,6 +90,15 @@ parity_status* Guarded(const char* call, Body&& body) noexcept {
   }
 }
 
+// The folder a model's external data is read from
+// (parity_session_options.model_dir, ABI version 3): "" when the options
+// name none, or come from a host older than version 3, whose options end
+// before the field. `host_abi_version` is what parity_adapter_query got.
+inline std::string ModelDirOf(const parity_session_options* options, uint32_t host_abi_version) {
+  if (!options || host_abi_version < 3 || !options->model_dir) return "";
+  return options->model_dir;
+}
+
 // The variant targets the reference declares, preferred first: Compiled
 // entries for the reference itself (their __binary__ is a FunctionProto),
 // then entries that name no target (spec/variants.md, "Resolution").
@@ -120,9 +129,11 @@ class ReferenceSession {
   // `in_place`: honour the model's aliasing annotations for the state
   // bindings; annotations that break a rule of spec/aliasing.md then fail
   // creation (kInvalidModel, the message starting with the rule's id).
+  // `model_dir`: the folder of the model's external data (ModelDirOf), read
+  // under ResolveExternalDataPath's rule; empty refuses external data.
   static StatusOr<std::unique_ptr<ReferenceSession>> Create(const void* model, size_t model_size,
                                                             const parity_session_options* options,
-                                                            bool in_place = false) {
+                                                            bool in_place = false, std::string model_dir = "") {
     const char* device = options && options->device ? options->device : "";
     if (*device != '\0' && std::strcmp(device, "cpu") != 0) {
       return Status(StatusCode::kUnavailable, StrCat("device '", device, "' is absent: the reference runs on 'cpu'"));
@@ -131,7 +142,8 @@ class ReferenceSession {
     if (!model && model_size > 0) return InvalidArgument(name, ": no model bytes");
     PARITY_ASSIGN_OR_RETURN(
         LoadedModel loaded,
-        LoadModelBytes(std::string_view(static_cast<const char*>(model), model ? model_size : 0), name));
+        LoadModelBytes(std::string_view(static_cast<const char*>(model), model ? model_size : 0), name,
+                       std::move(model_dir)));
     std::vector<EntryDecision> decisions;
     if (HasVariants(*loaded.proto)) {
       std::vector<std::string> targets;

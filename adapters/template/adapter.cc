@@ -7,8 +7,11 @@
 // order of the table. Replace the loops in RunNode with calls into your runtime.
 #include <bit>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <new>
@@ -135,20 +138,96 @@ std::string DimsText(const std::vector<int64_t>& dims) {
   return text + "]";
 }
 
-// Reads a float32 TensorProto (raw_data or float_data), checking its size.
-parity_status* ReadFloatTensor(const onnx::TensorProto& proto, const std::string& what, FloatTensor* out) {
+// The host's ABI version (parity_adapter_query): its options carry
+// model_dir only from version 3 on.
+uint32_t g_host_abi_version = 0;
+
+// The folder external data is read from: parity_session_options.model_dir
+// when the host fills it, else "" (no folder: external data is refused).
+std::string ModelDir(const parity_session_options* options) {
+  if (!options || g_host_abi_version < 3 || !options->model_dir) return "";
+  return options->model_dir;
+}
+
+// Reads the `count` floats of a tensor whose data_location is EXTERNAL, under
+// the containment rule of spec/abi/README.md ("External data"): `location`
+// is relative, has no '..', and its real path (symbolic links followed) is a
+// regular file inside `model_dir`; offset and length lie inside that file.
+// Every refusal names the rule it applies.
+parity_status* ReadExternalFloats(const onnx::TensorProto& proto, const std::string& what,
+                                  const std::string& model_dir, size_t count, std::vector<float>* data) {
+  namespace fs = std::filesystem;
+  auto invalid = [&](const std::string& why) { return Fail(PARITY_STATUS_INVALID_ARGUMENT, what + ": " + why); };
+  std::string location;
+  long long offset = 0;
+  long long length = -1;
+  for (const onnx::StringStringEntryProto& entry : proto.external_data()) {
+    if (entry.key() == "location") location = entry.value();
+    if (entry.key() != "offset" && entry.key() != "length") continue;
+    // Decimal digits alone: no sign, no space, nothing strtoll would skip.
+    const std::string& text = entry.value();
+    if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos) {
+      return invalid("external data " + entry.key() + " '" + text + "' is not a non-negative decimal integer");
+    }
+    (entry.key() == "offset" ? offset : length) = std::stoll(text);
+  }
+  if (location.empty()) return invalid("external data has no location");
+  if (model_dir.empty()) return invalid("external data '" + location + "' but the model has no folder");
+  const fs::path loc(location);
+  if (loc.is_absolute() || loc.has_root_name() || loc.has_root_directory()) {
+    return invalid("external data location '" + location + "' is an absolute path");
+  }
+  for (const fs::path& part : loc) {
+    if (part == "..") return invalid("external data location '" + location + "' contains '..'");
+  }
+  std::error_code ec;
+  const fs::path base = fs::canonical(model_dir, ec);
+  if (ec) return invalid("model folder '" + model_dir + "': " + ec.message());
+  const fs::path file = fs::canonical(base / loc, ec);
+  if (ec) return invalid("external data file '" + location + "' not found in '" + model_dir + "'");
+  const fs::path inside = file.lexically_relative(base);
+  if (inside.empty() || *inside.begin() == "..") {
+    return invalid("external data location '" + location + "' resolves to '" + file.string() +
+                   "', outside the model's folder");
+  }
+  if (!fs::is_regular_file(file, ec)) return invalid("external data location '" + location + "' is not a regular file");
+  const auto size = static_cast<long long>(fs::file_size(file, ec));
+  if (ec) return invalid("cannot stat external data '" + location + "': " + ec.message());
+  if (count > SIZE_MAX / sizeof(float)) return invalid("has too many elements");
+  const auto want = static_cast<long long>(count * sizeof(float));
+  if (length < 0) length = want;
+  if (length != want) {
+    return invalid("external data length " + std::to_string(length) + " but the tensor needs " +
+                   std::to_string(want) + " bytes");
+  }
+  if (offset > size || length > size - offset) {  // never offset + length: it could overflow
+    return invalid("external data range at offset " + std::to_string(offset) + ", " + std::to_string(length) +
+                   " bytes long, lies beyond the end of '" + location + "' (" + std::to_string(size) + " bytes)");
+  }
+  data->resize(count);
+  std::ifstream in(file, std::ios::binary);
+  in.seekg(offset);
+  in.read(reinterpret_cast<char*>(data->data()), length);
+  if (!in || in.gcount() != length) return invalid("short read from '" + file.string() + "'");
+  return nullptr;
+}
+
+// Reads a float32 TensorProto (raw_data, float_data, or external data in
+// `model_dir`), checking its size.
+parity_status* ReadFloatTensor(const onnx::TensorProto& proto, const std::string& what, const std::string& model_dir,
+                               FloatTensor* out) {
   if (proto.data_type() != onnx::TensorProto::FLOAT) {
     return Fail(PARITY_STATUS_UNSUPPORTED, what + " has element type " + std::to_string(proto.data_type()) +
                                                "; the template adapter runs float32 (1) only");
-  }
-  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-    return Fail(PARITY_STATUS_UNSUPPORTED, what + " keeps its data in an external file");
   }
   out->dims.assign(proto.dims().begin(), proto.dims().end());
   for (int64_t d : out->dims) {
     if (d < 0) return Fail(PARITY_STATUS_INVALID_ARGUMENT, what + " has a negative dimension");
   }
   const size_t count = ElementCount(out->dims);
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    return ReadExternalFloats(proto, what, model_dir, count, &out->data);
+  }
   if (proto.has_raw_data()) {
     if (count > SIZE_MAX / sizeof(float) || proto.raw_data().size() != count * sizeof(float)) {
       return Fail(PARITY_STATUS_INVALID_ARGUMENT, what + " has " + std::to_string(proto.raw_data().size()) +
@@ -239,11 +318,16 @@ parity_status* CreateSession(const void* model_bytes, size_t model_size, const p
     }
     if (parity_status* unsupported = CheckSupported(model)) return unsupported;
 
+    // Initializers may keep their data in files beside the model
+    // (data_location EXTERNAL), read from the folder the host names.
+    const std::string model_dir = ModelDir(options);
     auto s = std::make_unique<parity_session>();
     s->graph = model.graph();
     for (const onnx::TensorProto& init : s->graph.initializer()) {
       FloatTensor tensor;
-      if (parity_status* bad = ReadFloatTensor(init, "initializer '" + init.name() + "'", &tensor)) return bad;
+      if (parity_status* bad = ReadFloatTensor(init, "initializer '" + init.name() + "'", model_dir, &tensor)) {
+        return bad;
+      }
       s->initializers[init.name()] = std::move(tensor);
     }
     for (int i = 0; i < s->graph.node_size(); ++i) s->node_names.push_back(NodeName(s->graph.node(i), i));
@@ -298,7 +382,8 @@ parity_status* Run(parity_session* session, const parity_value* inputs, size_t i
       if (inputs[i].size > 0x7fffffff || !proto.ParseFromArray(inputs[i].data, static_cast<int>(inputs[i].size))) {
         return Fail(PARITY_STATUS_INVALID_ARGUMENT, "input '" + name + "' is not an onnx.TensorProto");
       }
-      if (parity_status* bad = ReadFloatTensor(proto, "input '" + name + "'", &values[name])) return bad;
+      // Inputs carry their data inline: with no folder, external data is refused.
+      if (parity_status* bad = ReadFloatTensor(proto, "input '" + name + "'", "", &values[name])) return bad;
     }
     // ONNX graphs list nodes in an order where producers come first.
     for (int n = 0; n < graph.node_size(); ++n) {
@@ -371,5 +456,7 @@ const parity_adapter_api kApi = {
 extern "C" PARITY_ADAPTER_EXPORT const parity_adapter_api* parity_adapter_query(uint32_t host_abi_version) {
   // A host of any version from 1 on can use this table: it reads only the
   // slots that struct_size covers. Return NULL for a host you cannot serve.
-  return host_abi_version >= 1 ? &kApi : nullptr;
+  if (host_abi_version < 1) return nullptr;
+  g_host_abi_version = host_abi_version;  // which fields of the options the host fills
+  return &kApi;
 }

@@ -91,6 +91,10 @@ class SessionOptions:
     allow_fallback: bool = True
     variant_targets: list = dataclasses.field(default_factory=list)
     case_name: str = ""  # for logs only; results must not depend on it
+    # The folder holding the model: external data locations are relative to it,
+    # and must stay inside it (parity_external_data.check_external_data). Empty:
+    # no folder, and a model with external data must be refused.
+    model_dir: str = ""
 
 
 @dataclasses.dataclass
@@ -463,7 +467,8 @@ class Worker:
                                f"at most {MAX_WARM_REPEATS} are allowed")
         given = request.options
         options = SessionOptions(device=self._resolve_device(given.device), allow_fallback=given.allow_fallback,
-                                 variant_targets=list(given.variant_targets), case_name=given.case_name)
+                                 variant_targets=list(given.variant_targets), case_name=given.case_name,
+                                 model_dir=request.model_dir)
         model = request.model
         try:
             start = time.perf_counter()

@@ -76,10 +76,10 @@ class WorkerClient:
         return self.call(pb.Request(get_capabilities=pb.GetCapabilities(device=device)))
 
     def create(self, model: bytes, device: str = "", allow_fallback: bool = True, warm_repeats: int = 0,
-               case_name: str = "") -> pb.Response:
+               case_name: str = "", model_dir: str = "") -> pb.Response:
         options = pb.SessionOptions(device=device, allow_fallback=allow_fallback, case_name=case_name)
         return self.call(pb.Request(create_session=pb.CreateSession(model=model, options=options,
-                                                                    warm_repeats=warm_repeats)))
+                                                                    warm_repeats=warm_repeats, model_dir=model_dir)))
 
     def run(self, session_id: int, inputs) -> pb.Response:
         """`inputs`: pb.Value messages (parity_protocol.value_to_proto makes them)."""

@@ -67,6 +67,10 @@ std::string DumpJson(const nlohmann::json& j, int indent) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+std::string AsJournalText(const std::string& text) {
+  return nlohmann::json::parse(DumpJson(nlohmann::json(text))).get<std::string>();
+}
+
 std::string ShellQuote(const std::string& word) {
   if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,@%+") ==
                            std::string::npos) {

@@ -98,6 +98,11 @@ std::string ResultLine(const CaseResult& result);
 // JSON text of `j`; bytes that are not UTF-8 (an adapter's message, a
 // worker's log, a folder name) become U+FFFD instead of aborting the dump.
 std::string DumpJson(const nlohmann::json& j, int indent = -1);
+// `text` as a line written by DumpJson reads back: unchanged when it is
+// valid UTF-8, else with each invalid byte replaced by U+FFFD. A run matches
+// case folders against its journal by this form, so that a folder whose
+// name is not UTF-8 still resumes.
+std::string AsJournalText(const std::string& text);
 // Quotes a word for a POSIX shell when it needs it, for repro lines.
 std::string ShellQuote(const std::string& word);
 // Reads a result line back. "case", "suite" and "state" must be there; every

@@ -2,8 +2,9 @@
 #include "harness/run/case_runner.h"
 
 #include <chrono>
-#include <limits>
 #include <filesystem>
+#include <limits>
+#include <optional>
 #include <fstream>
 #include <functional>
 #include <set>
@@ -12,8 +13,10 @@
 #include "harness/case_outcome.h"
 #include "harness/run/variant_check.h"
 #include "harness/shape_facts.h"
+#include "reference/eval/evaluator.h"
 #include "reference/model/loader.h"
 #include "reference/model/tensor_io.h"
+#include "reference/ops/reference_registry.h"
 #include "reference/variants/variants.h"
 
 namespace parity {
@@ -22,12 +25,24 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
+// A case file's bytes. Model and value files are protobuf messages, which
+// cannot exceed 2 GiB: a larger file is refused before it is read.
 StatusOr<std::string> ReadFileBytes(const fs::path& path) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (ec) return IoError("cannot read '", path.string(), "': ", ec.message());
+  if (!fs::is_regular_file(status)) return IoError("'", path.string(), "' is not a regular file");
+  const uintmax_t size = fs::file_size(path, ec);
+  if (ec) return IoError("cannot read '", path.string(), "': ", ec.message());
+  if (size > static_cast<uintmax_t>(kMaxModelBytes)) {
+    return InvalidArgument("'", path.string(), "' is ", size, " bytes, over the 2 GiB protobuf limit");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return IoError("cannot read '", path.string(), "'");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  std::string bytes(static_cast<size_t>(size), '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(size));
+  if (in.gcount() != static_cast<std::streamsize>(size)) return IoError("short read from '", path.string(), "'");
+  return bytes;
 }
 
 // The inputs of one data set (those whose files ReadDataSets found) as
@@ -49,6 +64,22 @@ StatusOr<std::vector<protocol::Value>> ReadInputs(const DataSet& set, const onnx
     inputs.push_back(std::move(value));
   }
   return inputs;
+}
+
+// Why the reference evaluator refuses `inputs` of `model` as invalid
+// (kInvalidArgument or kInvalidModel at run), or nullopt when it accepts
+// them, cannot run the model, or runs out of its time.
+std::optional<std::string> ReferenceRefusal(const LoadedModel& model, const std::vector<Value>& inputs,
+                                            double timeout_seconds) {
+  EvalOptions options;
+  options.time_limit_seconds = timeout_seconds;
+  StatusOr<std::unique_ptr<Evaluator>> evaluator = Evaluator::Create(model, WithReferenceKernels(options));
+  if (!evaluator.ok()) return std::nullopt;
+  StatusOr<std::vector<Value>> ran = (*evaluator)->Run(inputs);
+  if (ran.ok()) return std::nullopt;
+  const StatusCode code = ran.status().code();
+  if (code != StatusCode::kInvalidArgument && code != StatusCode::kInvalidModel) return std::nullopt;
+  return ran.status().message();
 }
 
 // Every (domain, op_type) the backend must run: the graph's nodes, those of
@@ -190,6 +221,8 @@ void MeasureStrippedLoad(protocol::Request create, std::string stripped_model, W
     }
     slot.Discard();
   };
+  // Only the model changes: model_dir, options and warm repeats stay the
+  // case's, so the twin reads the same external data from the same folder.
   create.mutable_create_session()->set_model(std::move(stripped_model));
   StatusOr<protocol::Response> created = worker->Call(create, std::max<int64_t>(left_ms(), 1));
   if (!created.ok()) return failed(created.status(), "session creation");
@@ -435,9 +468,16 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
   if (!model_bytes.ok()) return error(model_bytes.status());
   StatusOr<LoadedModel> model = LoadModelBytes(*model_bytes, (fs::path(info.dir) / "model.onnx").string(), info.dir);
   if (!model.ok()) return error(model.status());
+  // External data that leaves the case's folder, or lies beyond its file, is
+  // a broken case: ERROR here, before any adapter is asked to read it.
+  if (Status external = CheckModelExternalData(*model); !external.ok()) return error(external);
   const onnx::ModelProto& proto = *model->proto;
   r.op = CaseOperator(info, proto);
-  StatusOr<std::vector<DataSet>> sets = ReadDataSets(info, proto, /*read_inputs=*/false);
+  // The inputs are decoded and checked against the graph's declared types
+  // here, so that a broken file ends the case ERROR, named, instead of being
+  // blamed on the backend that refuses it; the worker then gets the files'
+  // bytes as they are.
+  StatusOr<std::vector<DataSet>> sets = ReadDataSets(info, proto, /*read_inputs=*/true);
   if (!sets.ok()) return error(sets.status());
   std::vector<std::vector<protocol::Value>> inputs;
   for (const DataSet& set : *sets) {
@@ -506,6 +546,9 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
   protocol::Request create;
   auto* c = create.mutable_create_session();
   c->set_model(*model_bytes);
+  // External data locations are relative to the case's folder
+  // (spec/protocol/README.md, "External data"); MeasureStrippedLoad sends it too.
+  c->set_model_dir(fs::absolute(info.dir).lexically_normal().string());
   c->set_warm_repeats(static_cast<uint32_t>(settings.warm_repeats));
   c->mutable_options()->set_device(settings.device);
   c->mutable_options()->set_allow_fallback(allow_fallback);
@@ -573,6 +616,17 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
       const protocol::StatusCode code = ran->status().code();
       r.state = StateOfCode(code);
       r.message = StrCat(phase, ": ", StatusCodeText(code), ": ", ran->status().message());
+      if (r.state == CaseState::kFail) {
+        // Inputs that parse and fit their declared types may still be
+        // invalid for the model (an axis out of range, an index past the
+        // end), whatever code the adapter gives it. The reference is the
+        // judge: if it refuses them too, the case is broken, not the backend.
+        if (std::optional<std::string> refusal = ReferenceRefusal(*model, (*sets)[s].inputs, settings.timeout_seconds)) {
+          r.state = CaseState::kError;
+          r.message = StrCat(phase, ": the case's inputs are invalid: the reference refuses them too (", *refusal,
+                             "); the adapter said: ", ran->status().message());
+        }
+      }
       break;
     }
     if (!ran->has_run()) {

@@ -2,6 +2,7 @@
 #include "harness/run/journal.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,6 +16,33 @@ namespace {
 namespace fs = std::filesystem;
 }
 
+StatusOr<std::unique_ptr<FolderLock>> FolderLock::Acquire(const std::string& dir, const std::string& command) {
+  const fs::path path = fs::path(dir) / ".parity.lock";
+  std::unique_ptr<FolderLock> lock(new FolderLock());
+  lock->fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock->fd_ < 0) return IoError("cannot open the lock file '", path.string(), "': ", std::strerror(errno));
+  if (::flock(lock->fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int error = errno;
+    if (error != EWOULDBLOCK) return IoError("cannot lock '", path.string(), "': ", std::strerror(error));
+    char holder[256] = {};
+    const ssize_t n = ::pread(lock->fd_, holder, sizeof holder - 1, 0);
+    std::string who = n > 0 ? std::string(holder, static_cast<size_t>(n)) : "";
+    while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) who.pop_back();
+    return Status(StatusCode::kUnavailable,
+                  StrCat("'", dir, "' is in use by another command writing it (", who.empty() ? "holder unknown" : who,
+                         "); wait for it to end, or use another --out"));
+  }
+  const std::string holder = StrCat("pid ", ::getpid(), ", ", command, "\n");
+  if (::ftruncate(lock->fd_, 0) != 0 || ::pwrite(lock->fd_, holder.data(), holder.size(), 0) < 0) {
+    return IoError("cannot write the lock file '", path.string(), "': ", std::strerror(errno));
+  }
+  return lock;
+}
+
+FolderLock::~FolderLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing drops the flock
+}
+
 StatusOr<std::unique_ptr<Journal>> Journal::Open(const std::string& dir, const nlohmann::json& settings, bool fresh) {
   std::unique_ptr<Journal> journal(new Journal());
   journal->dir_ = dir;
@@ -22,6 +50,9 @@ StatusOr<std::unique_ptr<Journal>> Journal::Open(const std::string& dir, const n
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return IoError("cannot create the output folder '", dir, "': ", ec.message());
+  // Before anything is read or removed: a second run on a busy folder,
+  // --fresh or not, must not touch the first one's journal.
+  PARITY_ASSIGN_OR_RETURN(journal->lock_, FolderLock::Acquire(dir, "parity run"));
   const fs::path run_json = fs::path(dir) / "run.json", results = fs::path(dir) / "results.jsonl";
   if (fresh) {
     for (const char* name : {"run.json", "results.jsonl", "summary.json", "junit.xml", "report.md", "report.html"}) {

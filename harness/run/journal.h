@@ -18,9 +18,29 @@
 
 namespace parity {
 
+// An exclusive lock on an output folder, held while one command writes it:
+// DIR/.parity.lock, locked with flock(2) and holding the writer's pid and
+// command. The kernel drops the lock when the process ends however it ends
+// (SIGKILL included), so a killed run's folder resumes; a second writer
+// while the first lives is refused, before it touches anything.
+class FolderLock {
+ public:
+  // Locks `dir` (which must exist) for `command` ("parity run"). Busy: an
+  // error naming the folder and the holder's pid and command.
+  static StatusOr<std::unique_ptr<FolderLock>> Acquire(const std::string& dir, const std::string& command);
+  ~FolderLock();
+  FolderLock(const FolderLock&) = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
+
+ private:
+  FolderLock() = default;
+  int fd_ = -1;
+};
+
 class Journal {
  public:
-  // Opens (creating) `dir` for a run with `settings`. When the folder already
+  // Opens (creating) `dir` for a run with `settings`, holding its
+  // FolderLock until the journal is destroyed. When the folder already
   // holds a run: with `fresh` its files are removed; otherwise its settings
   // must equal `settings` (else an error names the keys that differ) and its
   // results are kept.
@@ -40,6 +60,7 @@ class Journal {
 
  private:
   Journal() = default;
+  std::unique_ptr<FolderLock> lock_;
   std::string dir_;
   nlohmann::json settings_;
   nlohmann::json previous_plan_ = nlohmann::json::array();

@@ -10,6 +10,7 @@
 
 #include "harness/results/results.h"
 #include "harness/results/summary.h"
+#include "harness/run/journal.h"
 
 namespace parity {
 namespace {
@@ -109,6 +110,7 @@ Status Merge(const std::vector<std::string>& dirs, const std::string& out_dir) {
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) return IoError("cannot create '", out_dir, "': ", ec.message());
+  PARITY_ASSIGN_OR_RETURN(std::unique_ptr<FolderLock> lock, FolderLock::Acquire(out_dir, "parity merge"));
   settings["shard"] = "1/1";
   PARITY_RETURN_IF_ERROR(WriteFileAtomically((fs::path(out_dir) / "run.json").string(),
                                              DumpJson({{"settings", settings}, {"planned", planned}}, 1) + "\n"));

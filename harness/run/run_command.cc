@@ -30,6 +30,7 @@
 #include "harness/results/results.h"
 #include "harness/results/summary.h"
 #include "harness/report_command.h"
+#include "reference/core/tensor.h"
 #include "spec/abi/parity_adapter.h"
 
 namespace parity {
@@ -194,14 +195,25 @@ StatusOr<PlannedRun> OpenJournal(const RunCommandOptions& options, const RunInpu
       Journal::Open(options.out_dir, RunSettings(options, inputs.adapter.spec), options.fresh);
   if (!journal.ok()) return Reported(journal.status());
   run.journal = std::move(journal).value();
+  // Folders are matched in the form the journal holds them (AsJournalText):
+  // a name that is not UTF-8 is stored with U+FFFD in place of its bad bytes.
   for (const auto& r : run.journal->previous()) run.done.insert(r.dir);
+  std::map<std::string, std::string> by_journal_text;
+  for (const auto& c : inputs.cases) {
+    const auto [it, inserted] = by_journal_text.emplace(AsJournalText(c.dir), c.dir);
+    if (!inserted) {
+      return InvalidArgument("case folders '", it->second, "' and '", c.dir,
+                             "' differ only in bytes that are not UTF-8: the journal cannot tell them apart; "
+                             "rename one");
+    }
+  }
 
   // A resumed run keeps its plan, which must still name the cases on disk.
   run.planned = run.journal->previous_plan();
   if (!run.planned.empty()) {
     std::vector<std::string> planned_dirs, found_dirs;
     for (const auto& p : run.planned) planned_dirs.push_back(p.value("dir", ""));
-    for (const auto& c : inputs.cases) found_dirs.push_back(c.dir);
+    for (const auto& c : inputs.cases) found_dirs.push_back(AsJournalText(c.dir));
     if (planned_dirs != found_dirs) {
       return InvalidArgument(options.out_dir, "/run.json plans ", planned_dirs.size(),
                                 " cases, but the selection now finds ", found_dirs.size(),
@@ -214,7 +226,7 @@ StatusOr<PlannedRun> OpenJournal(const RunCommandOptions& options, const RunInpu
   }
   if (Status s = run.journal->WritePlan(run.planned); !s.ok()) return Reported(s);
   for (const auto& c : inputs.cases) {
-    if (!run.done.count(c.dir)) run.todo.push_back(c);
+    if (!run.done.count(AsJournalText(c.dir))) run.todo.push_back(c);
   }
   return run;
 }
@@ -237,6 +249,11 @@ StatusOr<Workers> StartWorkers(const RunCommandOptions& options, const ResolvedA
     WorkerLaunch launch = adapter.launch;
     launch.log_path = (fs::path(options.out_dir) / "logs" / StrCat("worker-", j + 1, ".log")).string();
     launch.memory_limit_kb = options.worker_memory_limit_mib * 1024;
+    // The same limit for what the adapter allocates, checked before it does
+    // (spec/abi/README.md); adapters that do not read it are still watched.
+    if (options.worker_memory_limit_mib > 0) {
+      launch.env.emplace_back("PARITY_MEMORY_LIMIT_MIB", std::to_string(options.worker_memory_limit_mib));
+    }
     w.slots.push_back(std::make_unique<WorkerSlot>(launch));
   }
   StatusOr<WorkerProcess*> probe = w.slots[0]->Get(kWorkerStartMs);
@@ -451,6 +468,9 @@ int RunRunCommand(const RunCommandOptions& options) {
   const auto start = Clock::now();
   ::signal(SIGPIPE, SIG_IGN);  // a worker that dies must not take the harness with it
   if (Status s = CheckOptions(options); !s.ok()) return Fail(s);
+  // Expected outputs decode in this process: a file may not make it
+  // allocate more than a worker may hold.
+  if (options.worker_memory_limit_mib > 0) Tensor::SetAllocationLimit(options.worker_memory_limit_mib << 20);
   StatusOr<RunInputs> inputs = LoadInputs(options);
   if (!inputs.ok()) return Fail(inputs.status());
   StatusOr<PlannedRun> plan = OpenJournal(options, *inputs);

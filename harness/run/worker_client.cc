@@ -42,6 +42,9 @@ std::string ResolveProgram(const std::string& program) {
 
 // How often a call waiting for its answer looks at the worker's memory.
 constexpr int64_t kMemoryPollMs = 100;
+// How long a worker whose output reached end of file may take to exit by
+// itself before the harness kills it.
+constexpr int64_t kExitGraceMs = 500;
 // How much of the end of a worker's log a CRASH message quotes.
 constexpr int64_t kLogTailBytes = 1500;
 
@@ -150,6 +153,9 @@ void WorkerProcess::Reap(bool wait) {
 
 void WorkerProcess::Kill() {
   if (pid_ <= 0) return;
+  // A worker that already ended (killed from outside, crashed) is reaped
+  // first, so that its own end is what gets reported, not our SIGKILL.
+  Reap(false);
   if (!reaped_) {
     killed_by_harness_ = true;
     ::kill(-pid_, SIGKILL);  // the worker's process group: it and anything it started
@@ -201,8 +207,17 @@ StatusOr<protocol::Response> WorkerProcess::Call(const protocol::Request& reques
   const int64_t left = deadline_ms >= 0 ? std::max<int64_t>(deadline_ms - elapsed_ms(), 1) : -1;
   Status read = protocol::ReadFrame(from_worker_, &response, left);
   if (!read.ok()) {
-    // Kill collects the wait status of a worker that already ended, and ends
-    // one that closed its output but lives on.
+    // End of file usually means the worker is ending: give it a moment to
+    // become reapable, so that a worker killed from outside is reported by
+    // its own signal. Kill then collects the wait status of a worker that
+    // ended, and ends one that closed its output but lives on.
+    if (read.code() == StatusCode::kUnavailable) {
+      const auto until = Clock::now() + std::chrono::milliseconds(kExitGraceMs);
+      while (!reaped_ && Clock::now() < until) {
+        Reap(false);
+        if (!reaped_) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+    }
     Kill();
     if (read.code() == StatusCode::kUnavailable) return Status(StatusCode::kUnavailable, "the worker ended");
     if (read.code() == StatusCode::kDeadlineExceeded) return read;

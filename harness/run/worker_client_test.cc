@@ -72,6 +72,18 @@ TEST_F(WorkerClientTest, AWorkerGoneBeforeTheRequestIsUnavailableNotASignal) {
   EXPECT_NE(end.find("gone early"), std::string::npos) << end;
 }
 
+// A worker killed with SIGKILL by someone else (the OOM killer, a user) is
+// reported with that signal, never as killed by the harness.
+TEST_F(WorkerClientTest, AWorkerKilledFromOutsideIsNotBlamedOnTheHarness) {
+  auto worker = StartShell("kill -KILL $$");
+  ASSERT_NE(worker, nullptr);
+  StatusOr<protocol::Response> answer = worker->Call(Hello(), 5000);
+  ASSERT_FALSE(answer.ok());
+  const std::string end = worker->EndDescription();
+  EXPECT_NE(end.find("killed by signal 9"), std::string::npos) << end;
+  EXPECT_EQ(end.find("killed by the harness"), std::string::npos) << end;
+}
+
 TEST_F(WorkerClientTest, AWorkerKilledByASignalIsNamed) {
   auto worker = StartShell("kill -SEGV $$");
   ASSERT_NE(worker, nullptr);

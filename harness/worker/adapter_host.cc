@@ -261,6 +261,8 @@ WireResponse AdapterHost::CreateSession(const WireRequest& request) {
   options.variant_target_count = targets.size();
   options.variant_targets = targets.data();
   options.case_name = o.case_name.c_str();
+  // ABI version 3; adapters built against an older header never read it.
+  options.model_dir = request.model_dir.c_str();
 
   // Times one create_session call alone: parsing the request and copying
   // the report are outside the measurement.

@@ -228,6 +228,7 @@ Status ParseRequestBody(uint32_t field, std::string_view bytes, WireRequest* q) 
           case 1: return GetString(r, wt, &q->model, c);
           case 2: return GetMessage(r, wt, c, [&](std::string_view b) { return ParseSessionOptions(b, &q->options); });
           case 3: return GetVarint(r, wt, &q->warm_repeats, c);
+          case 4: return GetString(r, wt, &q->model_dir, c);
           default: return Status::Ok();
         }
       });

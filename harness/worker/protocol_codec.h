@@ -58,6 +58,7 @@ struct WireRequest {
   std::string model;              // create_session
   WireSessionOptions options;     // create_session
   uint32_t warm_repeats = 0;      // create_session
+  std::string model_dir;          // create_session: the folder external data is read from
   uint64_t session_id = 0;        // run, release_session
   std::vector<WireValue> inputs;  // run
   // run: Run.keep as (output, input) pairs, and Run.return_kept (its

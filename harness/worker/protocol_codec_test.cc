@@ -62,9 +62,34 @@ TEST(WorkerCodecTest, ParsesCreateSessionWithOptionsAndDefaults) {
   EXPECT_TRUE(parsed.options.allow_fallback);  // the .proto's default when absent
   EXPECT_EQ(parsed.options.variant_targets, (std::vector<std::string>{"com.example.npu", "com.example.gpu"}));
   EXPECT_EQ(parsed.options.case_name, "test_relu");
+  EXPECT_EQ(parsed.model_dir, "");  // absent: no folder, external data refused
 
   create->mutable_options()->set_allow_fallback(false);
   EXPECT_FALSE(Parse(request).options.allow_fallback);
+}
+
+TEST(WorkerCodecTest, ParsesCreateSessionModelDir) {
+  protocol::Request request;
+  protocol::CreateSession* create = request.mutable_create_session();
+  create->set_model("m");
+  create->set_model_dir("/cases/suite/test_with_weights");
+  create->mutable_options()->set_case_name("test_with_weights");
+  const WireRequest parsed = Parse(request);
+  EXPECT_EQ(parsed.kind, Kind::kCreateSession);
+  EXPECT_EQ(parsed.model_dir, create->model_dir());
+  EXPECT_EQ(parsed.model, "m");
+  EXPECT_EQ(parsed.options.case_name, "test_with_weights");
+
+  // Fields may come in any order on the wire: model_dir (4) before model (1).
+  const std::string body = std::string("\x22\x06/first", 8) + std::string("\x0a\x01m", 3);
+  const std::string bytes = std::string("\x1a") + static_cast<char>(body.size()) + body;
+  protocol::Request generated;
+  ASSERT_TRUE(generated.ParseFromString(bytes));
+  ASSERT_EQ(generated.create_session().model_dir(), "/first");
+  WireRequest reordered;
+  ASSERT_TRUE(ParseRequest(bytes, &reordered).ok());
+  EXPECT_EQ(reordered.model_dir, generated.create_session().model_dir());
+  EXPECT_EQ(reordered.model, generated.create_session().model());
 }
 
 TEST(WorkerCodecTest, ParsesRunWithEachKindOfValue) {

@@ -5,7 +5,9 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <optional>
 
+#include "reference/core/checked_size.h"
 #include "reference/core/float_formats.h"
 
 namespace parity {
@@ -47,10 +49,9 @@ StatusOr<int64_t> ElementCount(const Shape& shape) {
   for (size_t i = 0; i < shape.size(); ++i) {
     const int64_t d = shape[i];
     if (d < 0) return InvalidArgument("negative dimension ", d, " at axis ", i, " of shape ", ShapeToString(shape));
-    if (d != 0 && count > std::numeric_limits<int64_t>::max() / d) {
-      return ResourceExhausted("element count of shape ", ShapeToString(shape), " overflows int64");
-    }
-    count *= d;
+    const std::optional<int64_t> next = CheckedMul(count, d);  // the one rule: checked_size.h
+    if (!next) return ResourceExhausted("element count of shape ", ShapeToString(shape), " overflows int64");
+    count = *next;
   }
   return count;
 }
@@ -74,10 +75,11 @@ StatusOr<Tensor> Tensor::Create(DataType dtype, Shape shape) {
   PARITY_ASSIGN_OR_RETURN(int64_t count, ElementCount(shape));
   // Strings are counted at 32 bytes each: the size of an empty std::string.
   const int64_t element_bytes = dtype == DataType::kString ? 32 : static_cast<int64_t>(StorageSize(dtype));
-  if (count > 0 && element_bytes > std::numeric_limits<int64_t>::max() / count) {
+  const std::optional<int64_t> checked_bytes = CheckedMul(count, element_bytes);
+  if (!checked_bytes) {
     return ResourceExhausted("tensor ", DataTypeName(dtype), ShapeToString(shape), " is too large to address");
   }
-  const int64_t bytes = count * element_bytes;
+  const int64_t bytes = *checked_bytes;
   if (bytes > AllocationLimit()) {
     return ResourceExhausted("tensor ", DataTypeName(dtype), ShapeToString(shape), " needs ", bytes,
                              " bytes, over the allocation limit of ", AllocationLimit(), " bytes");

@@ -6,7 +6,64 @@
 
 #include <google/protobuf/io/coded_stream.h>
 
+#include "reference/model/graph.h"
+#include "reference/model/tensor_io.h"
+
 namespace parity {
+namespace {
+
+// The first tensor with external data under `policy` that does not check out.
+class ExternalDataWalk {
+ public:
+  explicit ExternalDataWalk(const ExternalDataPolicy& policy) : policy_(policy) {}
+
+  Status Graph(const onnx::GraphProto& graph) {
+    for (const auto& t : graph.initializer()) PARITY_RETURN_IF_ERROR(Tensor(t));
+    for (const auto& sparse : graph.sparse_initializer()) PARITY_RETURN_IF_ERROR(Sparse(sparse));
+    return Nodes(graph.node());
+  }
+
+  Status Nodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes) {
+    for (const auto& node : nodes) {
+      for (const auto& attr : node.attribute()) {
+        if (attr.has_t()) PARITY_RETURN_IF_ERROR(Tensor(attr.t()));
+        for (const auto& t : attr.tensors()) PARITY_RETURN_IF_ERROR(Tensor(t));
+        if (attr.has_sparse_tensor()) PARITY_RETURN_IF_ERROR(Sparse(attr.sparse_tensor()));
+        for (const auto& sparse : attr.sparse_tensors()) PARITY_RETURN_IF_ERROR(Sparse(sparse));
+      }
+      Status nested = Status::Ok();
+      graph::ForEachSubgraph(node, [&](const onnx::GraphProto& g) {
+        if (nested.ok()) nested = Graph(g);
+      });
+      PARITY_RETURN_IF_ERROR(nested);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  Status Tensor(const onnx::TensorProto& t) {
+    if (t.data_location() != onnx::TensorProto::EXTERNAL) return Status::Ok();
+    return CheckExternalData(t, policy_);
+  }
+  Status Sparse(const onnx::SparseTensorProto& sparse) {
+    PARITY_RETURN_IF_ERROR(Tensor(sparse.values()));
+    return Tensor(sparse.indices());
+  }
+
+  const ExternalDataPolicy& policy_;
+};
+
+}  // namespace
+
+Status CheckModelExternalData(const LoadedModel& model) {
+  const ExternalDataPolicy policy{model.base_dir};
+  ExternalDataWalk walk(policy);
+  Status status = walk.Graph(model.proto->graph());
+  for (int i = 0; status.ok() && i < model.proto->functions_size(); ++i) {
+    status = walk.Nodes(model.proto->functions(i).node());
+  }
+  return status.ok() ? status : status.WithContext("model '" + model.name + "'");
+}
 
 StatusOr<LoadedModel> LoadModelBytes(std::string_view bytes, std::string name, std::string base_dir) {
   if (static_cast<int64_t>(bytes.size()) > kMaxModelBytes) {

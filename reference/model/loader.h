@@ -24,4 +24,13 @@ constexpr int64_t kMaxModelBytes = (int64_t{2} << 30) - 1;
 StatusOr<LoadedModel> LoadModelFile(const std::string& path);
 StatusOr<LoadedModel> LoadModelBytes(std::string_view bytes, std::string name, std::string base_dir = "");
 
+// Checks, without reading them, every tensor of the model whose
+// data_location is EXTERNAL: initializers and sparse initializers of the
+// main graph and of every subgraph, and tensor attributes of nodes (model
+// functions' included). Each must resolve inside model.base_dir with its
+// range inside the file (CheckExternalData, tensor_io.h). The first problem
+// is returned, prefixed with the model's name; a model without external
+// data passes whatever its base_dir.
+Status CheckModelExternalData(const LoadedModel& model);
+
 }  // namespace parity

@@ -9,6 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
+
+#include "reference/core/checked_size.h"
 
 namespace parity {
 namespace {
@@ -86,6 +89,37 @@ Status CheckFieldCount(const Field& field, int64_t want, const Tensor& t, const 
   return Status::Ok();
 }
 
+// Checks that the typed field a tensor of `dtype` with `n` elements reads
+// holds the right number of entries, before anything is allocated.
+Status CheckTypedFieldCount(const onnx::TensorProto& proto, DataType dtype, int64_t n, const std::string& description) {
+  const char* field_name = "int32_data";
+  int64_t have = proto.int32_data_size();
+  int64_t want = n;
+  switch (dtype) {
+    case DataType::kFloat: field_name = "float_data", have = proto.float_data_size(); break;
+    case DataType::kComplex64: field_name = "float_data", have = proto.float_data_size(), want = 2 * n; break;
+    case DataType::kDouble: field_name = "double_data", have = proto.double_data_size(); break;
+    case DataType::kComplex128: field_name = "double_data", have = proto.double_data_size(), want = 2 * n; break;
+    case DataType::kInt64: field_name = "int64_data", have = proto.int64_data_size(); break;
+    case DataType::kUint32:
+    case DataType::kUint64: field_name = "uint64_data", have = proto.uint64_data_size(); break;
+    case DataType::kString: field_name = "string_data", have = proto.string_data_size(); break;
+    default: {
+      // 4-bit and 2-bit types pack two or four elements into each int32_data entry.
+      const int bits = PackedBits(dtype);
+      const int per_entry = (bits == 4 || bits == 2) ? 8 / bits : 1;
+      want = n / per_entry + (n % per_entry != 0);
+    }
+  }
+  // A repeated field holds at most 2^31 entries, so `2 * n` above cannot
+  // matter unless n is already far beyond it; compare without overflow.
+  if (n > (int64_t{1} << 40) || have != want) {
+    return InvalidModel("tensor '", proto.name(), "' (", description, ") has ", have, " entries in ", field_name,
+                        ", expected ", want);
+  }
+  return Status::Ok();
+}
+
 Status FillFromTypedFields(Tensor& t, const onnx::TensorProto& proto) {
   const std::string& name = proto.name();
   const DataType dt = t.dtype();
@@ -158,6 +192,23 @@ struct ExternalRange {
   int64_t length = 0;
 };
 
+// An external data offset or length: decimal digits only (onnx.proto
+// StringStringEntryProto holds them as text), no sign, no space, at most
+// what int64 holds.
+StatusOr<int64_t> ParseExternalNumber(const std::string& text) {
+  if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos) {
+    return InvalidModel("is not a non-negative decimal integer");
+  }
+  int64_t value = 0;
+  for (const char c : text) {
+    const std::optional<int64_t> next = CheckedMul(value, 10);
+    const std::optional<int64_t> sum = next ? CheckedAdd(*next, c - '0') : std::nullopt;
+    if (!sum) return InvalidModel("overflows a 64-bit size");
+    value = *sum;
+  }
+  return value;
+}
+
 // Where a tensor's external data lies, checked: location inside the model's
 // folder, offset and length numbers, the range inside the file.
 StatusOr<ExternalRange> LocateExternalData(const onnx::TensorProto& proto, const ExternalDataPolicy& policy,
@@ -169,14 +220,12 @@ StatusOr<ExternalRange> LocateExternalData(const onnx::TensorProto& proto, const
     if (entry.key() == "location") {
       location = entry.value();
     } else if (entry.key() == "offset" || entry.key() == "length") {
-      char* end = nullptr;
-      errno = 0;
-      const long long v = std::strtoll(entry.value().c_str(), &end, 10);
-      if (entry.value().empty() || *end != '\0' || errno != 0 || v < 0) {
-        return InvalidModel("tensor '", proto.name(), "': external data ", entry.key(), " '", entry.value(),
-                            "' is not a non-negative integer");
+      StatusOr<int64_t> v = ParseExternalNumber(entry.value());
+      if (!v.ok()) {
+        return InvalidModel("tensor '", proto.name(), "': external data ", entry.key(), " '", entry.value(), "' ",
+                            v.status().message());
       }
-      (entry.key() == "offset" ? offset : length) = v;
+      (entry.key() == "offset" ? offset : length) = *v;
     }
   }
   if (location.empty()) return InvalidModel("tensor '", proto.name(), "': external data has no location");
@@ -194,9 +243,10 @@ StatusOr<ExternalRange> LocateExternalData(const onnx::TensorProto& proto, const
     return InvalidModel("tensor '", proto.name(), "': external data length ", length, " but the tensor needs ",
                         expected_bytes, " bytes");
   }
-  if (offset > file_size || length > file_size - offset) {
-    return InvalidModel("tensor '", proto.name(), "': external data range [", offset, ", ", offset + length,
-                        ") lies beyond the end of '", location, "' (", file_size, " bytes)");
+  StatusOr<int64_t> end = CheckedSum(offset, length, "external data offset + length");
+  if (!end.ok() || *end > file_size) {
+    return InvalidModel("tensor '", proto.name(), "': external data range at offset ", offset, ", ", length,
+                        " bytes long, lies beyond the end of '", location, "' (", file_size, " bytes)");
   }
   return ExternalRange{*path, offset, length};
 }
@@ -246,7 +296,8 @@ StatusOr<std::string> ResolveExternalDataPath(const std::string& base_dir, const
 Status CheckExternalData(const onnx::TensorProto& proto, const ExternalDataPolicy& policy) {
   if (!IsKnownDataType(proto.data_type())) return InvalidModel("tensor '", proto.name(), "' has unknown data_type");
   PARITY_ASSIGN_OR_RETURN(int64_t count, ElementCount(Shape(proto.dims().begin(), proto.dims().end())));
-  const int64_t want = (count * PackedBits(static_cast<DataType>(proto.data_type())) + 7) / 8;
+  PARITY_ASSIGN_OR_RETURN(int64_t want, PackedByteCount(count, PackedBits(static_cast<DataType>(proto.data_type())),
+                                                        "tensor '" + proto.name() + "' data size"));
   StatusOr<ExternalRange> range = LocateExternalData(proto, policy, want);
   return range.status();
 }
@@ -256,20 +307,38 @@ StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, const ExternalD
   const std::string& name = proto.name();
   if (!IsKnownDataType(raw_type)) return InvalidModel("tensor '", name, "' has unknown data_type ", raw_type);
   if (proto.has_segment()) return Unimplemented("tensor '", name, "' uses segments, which are not supported");
+  const DataType dtype = static_cast<DataType>(raw_type);
   Shape shape(proto.dims().begin(), proto.dims().end());
-  StatusOr<Tensor> created = Tensor::Create(static_cast<DataType>(raw_type), shape);
+  const std::string description = StrCat(DataTypeName(dtype), ShapeToString(shape));
+  // The data the proto holds must match its shape before the tensor is
+  // allocated: a few bytes declaring 2^31 elements are an error, not an
+  // allocation of their size.
+  StatusOr<int64_t> count = ElementCount(shape);
+  if (!count.ok()) return count.status().WithContext("tensor '" + name + "'");
+  PARITY_ASSIGN_OR_RETURN(int64_t want, PackedByteCount(*count, PackedBits(dtype), "tensor '" + name + "' data size"));
+  const bool external = proto.data_location() == onnx::TensorProto::EXTERNAL;
+  std::string external_bytes;
+  if (external) {
+    if (dtype == DataType::kString) return InvalidModel("tensor '", name, "': string tensors cannot be external");
+    PARITY_ASSIGN_OR_RETURN(external_bytes, ReadExternalData(proto, policy, want));
+  } else if (proto.has_raw_data()) {
+    if (dtype == DataType::kString) return InvalidModel("tensor '", name, "': string tensors cannot use raw_data");
+    if (static_cast<int64_t>(proto.raw_data().size()) != want) {
+      return InvalidModel("tensor '", name, "' (", description, ") has ", proto.raw_data().size(),
+                          " bytes of data, expected ", want);
+    }
+  } else {
+    PARITY_RETURN_IF_ERROR(CheckTypedFieldCount(proto, dtype, *count, description));
+  }
+  StatusOr<Tensor> created = Tensor::Create(dtype, std::move(shape));
   if (!created.ok()) return created.status().WithContext("tensor '" + name + "'");
   Tensor t = std::move(created).value();
-  const bool external = proto.data_location() == onnx::TensorProto::EXTERNAL;
   if (external) {
-    if (t.dtype() == DataType::kString) return InvalidModel("tensor '", name, "': string tensors cannot be external");
-    const int64_t want = (t.size() * PackedBits(t.dtype()) + 7) / 8;
-    PARITY_ASSIGN_OR_RETURN(std::string bytes, ReadExternalData(proto, policy, want));
-    PARITY_RETURN_IF_ERROR(FillFromRawBytes(t, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), name));
+    PARITY_RETURN_IF_ERROR(FillFromRawBytes(t, reinterpret_cast<const uint8_t*>(external_bytes.data()),
+                                            external_bytes.size(), name));
     return t;
   }
   if (proto.has_raw_data()) {
-    if (t.dtype() == DataType::kString) return InvalidModel("tensor '", name, "': string tensors cannot use raw_data");
     const std::string& raw = proto.raw_data();
     PARITY_RETURN_IF_ERROR(FillFromRawBytes(t, reinterpret_cast<const uint8_t*>(raw.data()), raw.size(), name));
     return t;
@@ -371,24 +440,32 @@ void ValueToOptionalProto(const Value& value, onnx::OptionalProto* proto) {
 }
 
 StatusOr<Value> ReadValueFile(const std::string& path, const onnx::TypeProto& declared_type) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (ec) return IoError("cannot read '", path, "': ", ec.message());
+  if (!fs::is_regular_file(status)) return IoError("'", path, "' is not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) return IoError("cannot open '", path, "'");
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return IoError("error while reading '", path, "'");
   if (declared_type.has_sequence_type()) {
     onnx::SequenceProto proto;
     if (!proto.ParseFromString(bytes)) return InvalidModel("'", path, "' is not a valid SequenceProto");
-    return ValueFromSequenceProto(proto);
+    StatusOr<Value> v = ValueFromSequenceProto(proto);
+    return v.ok() ? v : v.status().WithContext("'" + path + "'");
   }
   if (declared_type.has_optional_type()) {
     onnx::OptionalProto proto;
     if (!proto.ParseFromString(bytes)) return InvalidModel("'", path, "' is not a valid OptionalProto");
-    return ValueFromOptionalProto(proto);
+    StatusOr<Value> v = ValueFromOptionalProto(proto);
+    return v.ok() ? v : v.status().WithContext("'" + path + "'");
   }
   if (declared_type.has_map_type()) return Unimplemented("'", path, "' holds a map, which is not supported");
   onnx::TensorProto proto;
   if (!proto.ParseFromString(bytes)) return InvalidModel("'", path, "' is not a valid TensorProto");
-  PARITY_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(proto));
-  return Value::FromTensor(std::move(t));
+  StatusOr<Tensor> t = TensorFromProto(proto);
+  if (!t.ok()) return t.status().WithContext("'" + path + "'");
+  return Value::FromTensor(std::move(t).value());
 }
 
 Status WriteValueFile(const std::string& path, const Value& value, const std::string& name) {

@@ -127,6 +127,78 @@ TEST(TensorIoTest, ExternalPathsThatEscapeAreRefused) {
   EXPECT_NE(out.status().message().find("outside the model's folder"), std::string::npos);
 }
 
+// A few bytes that declare a huge tensor are refused before the tensor is
+// allocated: with a 1 MiB allocation limit, 2^31 floats would be refused by
+// the limit too, so the limit is raised out of the way and the message must
+// be the data-length check's.
+TEST(TensorIoTest, DataLengthIsCheckedBeforeTheTensorIsAllocated) {
+  const int64_t saved = Tensor::AllocationLimit();
+  Tensor::SetAllocationLimit(int64_t{1} << 62);
+  onnx::TensorProto raw;
+  raw.set_name("huge");
+  raw.set_data_type(onnx::TensorProto::FLOAT);
+  raw.add_dims(int64_t{1} << 31);
+  raw.set_raw_data("0123456789");
+  StatusOr<Tensor> t = TensorFromProto(raw);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("10 bytes of data, expected 8589934592"), std::string::npos)
+      << t.status().message();
+  onnx::TensorProto typed;
+  typed.set_name("huge_typed");
+  typed.set_data_type(onnx::TensorProto::DOUBLE);
+  typed.add_dims(int64_t{1} << 32);
+  typed.add_double_data(1.0);
+  t = TensorFromProto(typed);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("1 entries in double_data"), std::string::npos) << t.status().message();
+  Tensor::SetAllocationLimit(saved);
+}
+
+// A folder `name` with a 16-byte w.bin, and a float[1] tensor "w" whose
+// external data entries are `entries` (key, value).
+std::pair<fs::path, onnx::TensorProto> ExternalFloat(const std::string& name,
+                                                     std::initializer_list<std::pair<const char*, const char*>> entries) {
+  const fs::path dir = fs::path(::testing::TempDir()) / name;
+  fs::create_directories(dir);
+  std::ofstream(dir / "w.bin", std::ios::binary) << std::string(16, '\0');
+  onnx::TensorProto proto;
+  proto.set_name("w");
+  proto.set_data_type(onnx::TensorProto::FLOAT);
+  proto.add_dims(1);
+  proto.set_data_location(onnx::TensorProto::EXTERNAL);
+  for (const auto& [key, value] : entries) {
+    auto* e = proto.add_external_data();
+    e->set_key(key);
+    e->set_value(value);
+  }
+  return {dir, proto};
+}
+
+TEST(TensorIoTest, ExternalOffsetsAreDecimalDigitsOnly) {
+  auto [dir, proto] = ExternalFloat("parity_external_numbers", {{"location", "w.bin"}, {"offset", "0"}});
+  auto* offset = proto.mutable_external_data(1);
+  for (const char* text : {" 0", "+0", "0 ", "-0", "0x4", "", "99999999999999999999"}) {
+    offset->set_value(text);
+    StatusOr<Tensor> t = TensorFromProto(proto, ExternalDataPolicy{dir.string()});
+    ASSERT_FALSE(t.ok()) << "offset '" << text << "'";
+    EXPECT_NE(t.status().message().find("external data offset '" + std::string(text) + "'"), std::string::npos)
+        << t.status().message();
+  }
+  offset->set_value("12");
+  EXPECT_TRUE(TensorFromProto(proto, ExternalDataPolicy{dir.string()}).ok());
+}
+
+// offset + length past int64 was signed overflow (undefined behaviour) in
+// the range check; it must be a plain refusal.
+TEST(TensorIoTest, ExternalRangeThatOverflowsIsRefused) {
+  const auto [dir, proto] = ExternalFloat(
+      "parity_external_overflow", {{"location", "w.bin"}, {"offset", "9223372036854775807"}, {"length", "4"}});
+  StatusOr<Tensor> t = TensorFromProto(proto, ExternalDataPolicy{dir.string()});
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("lies beyond the end of 'w.bin'"), std::string::npos) << t.status().message();
+  EXPECT_FALSE(CheckExternalData(proto, ExternalDataPolicy{dir.string()}).ok());
+}
+
 TEST(TensorIoTest, SequenceAndOptionalRoundTrip) {
   Value seq = Value::FromSequence({Value::FromTensor(Tensor::FromInt64s({2}, {1, 2})),
                                    Value::FromTensor(Tensor::FromInt64s({1}, {3}))});

@@ -27,7 +27,12 @@
  * uses a slot only when struct_size covers it and the slot is non-null.
  * Version 2 added bind_state and read_state (stateful sessions, aliasing:
  * spec/aliasing.md); a version 1 table is still served, its state carried by
- * the host. */
+ * the host. Version 3 appended model_dir to parity_session_options (the
+ * folder external data is read from); the table is unchanged, and tables of
+ * versions 1 and 2 are still served: their adapters never read past the
+ * fields they know. An adapter reads model_dir only when the host_abi_version
+ * it was queried with is 3 or more, since an older host's options end
+ * before it. */
 #ifndef PARITY_ADAPTER_H_
 #define PARITY_ADAPTER_H_
 
@@ -38,7 +43,7 @@
 extern "C" {
 #endif
 
-#define PARITY_ABI_VERSION 2u
+#define PARITY_ABI_VERSION 3u
 #define PARITY_ADAPTER_QUERY_SYMBOL "parity_adapter_query"
 
 #if defined(_WIN32)
@@ -119,6 +124,14 @@ typedef struct parity_session_options {
   size_t variant_target_count;
   const char* const* variant_targets; /* preferred first; empty: the adapter's own choice */
   const char* case_name; /* for the adapter's logs only; results must not depend on it */
+  /* ABI version 3: the absolute path of the folder that holds the model
+   * file. Tensors whose data_location is EXTERNAL name a `location` relative
+   * to it. Read from it only under the containment rule of spec/abi/README.md
+   * ("External data"): a relative location without '..', whose real path
+   * (through symbolic links) is a regular file inside the folder, and an
+   * offset and length inside that file. NULL or empty: the model has no
+   * folder, and a model with external data is refused. */
+  const char* model_dir;
 } parity_session_options;
 
 /* Which alternative an adapter chose for one variant entry of the model. */
@@ -162,7 +175,8 @@ typedef struct parity_adapter_api {
   /* Optional (may be NULL): without it, the adapter is assumed to try every case. */
   parity_status* (*get_capabilities)(const char* device, const parity_capabilities** capabilities);
 
-  /* Creates a session from the bytes of an onnx.ModelProto. `report` may be
+  /* Creates a session from the bytes of an onnx.ModelProto, reading external
+   * data from options->model_dir (ABI version 3). `report` may be
    * NULL; when not, *report receives where nodes run and which variants were
    * chosen, valid until release_session. */
   parity_status* (*create_session)(const void* model, size_t model_size, const parity_session_options* options,

@@ -7,8 +7,10 @@
 #include <cctype>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <string>
 
+#include "reference/core/checked_size.h"
 #include "reference/ops/common.h"
 #include "reference/ops/rnn/rnn.h"
 
@@ -122,7 +124,12 @@ StatusOr<std::vector<Value>> RunRecurrent(const KernelContext& ctx, Cell cell) {
   pb.batch = pb.layout_batch_first ? x->dim(0) : x->dim(1);
   pb.input = x->dim(2);
   pb.hidden = ctx.has_attribute("hidden_size") ? ctx.GetInt("hidden_size", 0) : r->dim(2);
-  const int64_t gh = pb.gates * pb.hidden;
+  // hidden_size comes from the model: its product is checked (reference/core/checked_size.h).
+  // Once R's shape [dirs, gates*hidden, hidden] matches, every later size is
+  // bounded by tensors that exist.
+  const std::optional<int64_t> checked_gh = CheckedMul(pb.gates, pb.hidden);
+  if (!checked_gh) return ctx.Error("hidden_size ", pb.hidden, " times ", pb.gates, " gates overflows a 64-bit size");
+  const int64_t gh = *checked_gh;
   if (pb.hidden <= 0 || w->shape() != Shape({pb.directions, gh, pb.input}) ||
       r->shape() != Shape({pb.directions, gh, pb.hidden})) {
     return ctx.Error("W ", w->Description(), " or R ", r->Description(), " does not match ", pb.directions,

@@ -30,6 +30,23 @@ TEST(Rnn, OneStepWithIdentityWeights) {
   ExpectNear(y->ToDoubles(), {std::tanh(0.5)});
 }
 
+// hidden_size * 4 gates past int64 was signed overflow (undefined
+// behaviour); it must be an error that names the attribute.
+TEST(Lstm, HiddenSizeWhoseGateRowsOverflowIsRefused) {
+  Tensor x = Floats({1, 1, 1}, {0.5});
+  Tensor w = Floats({1, 4, 1}, {1, 1, 1, 1});
+  Tensor r = Floats({1, 4, 1}, {0, 0, 0, 0});
+  auto y = NodeRunner("LSTM")
+               .Opset(22)
+               .Input(x)
+               .Input(w)
+               .Input(r)
+               .Attr("hidden_size", int64_t{1} << 62)
+               .RunOne();
+  ASSERT_FALSE(y.ok());
+  EXPECT_NE(y.status().message().find("overflows"), std::string::npos) << y.status().message();
+}
+
 TEST(Gru, SequenceLensStopEachBatchAndZeroTheRest) {
   Tensor x = Floats({2, 1, 1}, {1, 1});
   Tensor w = Floats({1, 3, 1}, {0, 0, 1});  // z = r = sigmoid(0) = 0.5
