@@ -12,6 +12,7 @@ words (reference, reference_inplace, template through parity-worker; the
 Python adapters onnxruntime and onnx_reference through their own workers)."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import unittest
@@ -81,7 +82,9 @@ def write_cases(root):
     return suite
 
 
-class ExternalDataRunTest(unittest.TestCase):
+class WithCases(unittest.TestCase):
+    """The cases of write_cases, written once per test class into a folder of its own."""
+
     @classmethod
     def setUpClass(cls):
         cls.work = util.tempfile.mkdtemp(prefix="parity-external-data-test-")
@@ -89,7 +92,10 @@ class ExternalDataRunTest(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        subprocess.run(["rm", "-rf", cls.work], check=False)
+        shutil.rmtree(cls.work, ignore_errors=True)
+
+
+class ExternalDataRunTest(WithCases):
 
     def expect_states(self, results, tool):
         valid = results["test_ext_valid"]
@@ -188,17 +194,8 @@ WORKERS = {
 }
 
 
-class AdapterContainmentTest(unittest.TestCase):
+class AdapterContainmentTest(WithCases):
     """Each adapter's own check, with no harness in front of it."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.work = util.tempfile.mkdtemp(prefix="parity-external-data-worker-test-")
-        cls.suite = write_cases(cls.work)
-
-    @classmethod
-    def tearDownClass(cls):
-        subprocess.run(["rm", "-rf", cls.work], check=False)
 
     def worker(self, adapter):
         command, cwd = WORKERS[adapter]
