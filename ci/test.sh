@@ -122,7 +122,7 @@ if [ "${PARITY_SKIP_SANITIZERS:-0}" != 1 ]; then
   build-asan/parity run --adapter reference_inplace --cases build/corpus/aliasing/valid --out build-asan/run-aliasing \
     --fresh --progress quiet --jobs "$(nproc)"
   # The fuzz targets: their regression inputs, then 20 s each from seeds
-  # made of the corpora above (about 2.5 minutes in all).
+  # made of the corpora above (about 2 minutes in all on 2 cores).
   bash ci/fuzz.sh build-asan 20
 fi
 echo "== all tests passed"
