@@ -5,10 +5,8 @@
 #include <filesystem>
 #include <limits>
 #include <optional>
-#include <fstream>
 #include <functional>
 #include <set>
-#include <sstream>
 
 #include "harness/case_outcome.h"
 #include "harness/run/variant_check.h"
@@ -25,26 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-// A case file's bytes. Model and value files are protobuf messages, which
-// cannot exceed 2 GiB: a larger file is refused before it is read.
-StatusOr<std::string> ReadFileBytes(const fs::path& path) {
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  if (ec) return IoError("cannot read '", path.string(), "': ", ec.message());
-  if (!fs::is_regular_file(status)) return IoError("'", path.string(), "' is not a regular file");
-  const uintmax_t size = fs::file_size(path, ec);
-  if (ec) return IoError("cannot read '", path.string(), "': ", ec.message());
-  if (size > static_cast<uintmax_t>(kMaxModelBytes)) {
-    return InvalidArgument("'", path.string(), "' is ", size, " bytes, over the 2 GiB protobuf limit");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError("cannot read '", path.string(), "'");
-  std::string bytes(static_cast<size_t>(size), '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(size));
-  if (in.gcount() != static_cast<std::streamsize>(size)) return IoError("short read from '", path.string(), "'");
-  return bytes;
-}
-
 // The inputs of one data set (those whose files ReadDataSets found) as
 // protocol values, read straight from the files (no conversion: the worker
 // gets the bytes the case holds).
@@ -52,7 +30,7 @@ StatusOr<std::vector<protocol::Value>> ReadInputs(const DataSet& set, const onnx
   std::vector<protocol::Value> inputs;
   for (const int k : set.input_index) {
     const fs::path file = fs::path(set.dir) / ("input_" + std::to_string(k) + ".pb");
-    PARITY_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(file));
+    PARITY_ASSIGN_OR_RETURN(std::string bytes, ReadProtobufFile(file.string()));
     protocol::Value value;
     value.set_name(graph.input(k).name());
     const onnx::TypeProto& type = graph.input(k).type();
@@ -464,7 +442,7 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
 
   // Everything from the case's files is read before the worker's clock starts.
   if (Status meta = ReadCaseMeta(info); !meta.ok()) return error(meta);
-  StatusOr<std::string> model_bytes = ReadFileBytes(fs::path(info.dir) / "model.onnx");
+  StatusOr<std::string> model_bytes = ReadProtobufFile((fs::path(info.dir) / "model.onnx").string());
   if (!model_bytes.ok()) return error(model_bytes.status());
   StatusOr<LoadedModel> model = LoadModelBytes(*model_bytes, (fs::path(info.dir) / "model.onnx").string(), info.dir);
   if (!model.ok()) return error(model.status());

@@ -151,6 +151,14 @@ void WorkerProcess::Reap(bool wait) {
   if (r == pid_) reaped_ = true;
 }
 
+void WorkerProcess::ReapWithin(int64_t ms) {
+  const auto until = Clock::now() + std::chrono::milliseconds(ms);
+  while (pid_ > 0 && !reaped_ && Clock::now() < until) {
+    Reap(false);
+    if (!reaped_) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
 void WorkerProcess::Kill() {
   if (pid_ <= 0) return;
   // A worker that already ended (killed from outside, crashed) is reaped
@@ -211,13 +219,7 @@ StatusOr<protocol::Response> WorkerProcess::Call(const protocol::Request& reques
     // become reapable, so that a worker killed from outside is reported by
     // its own signal. Kill then collects the wait status of a worker that
     // ended, and ends one that closed its output but lives on.
-    if (read.code() == StatusCode::kUnavailable) {
-      const auto until = Clock::now() + std::chrono::milliseconds(kExitGraceMs);
-      while (!reaped_ && Clock::now() < until) {
-        Reap(false);
-        if (!reaped_) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-      }
-    }
+    if (read.code() == StatusCode::kUnavailable) ReapWithin(kExitGraceMs);
     Kill();
     if (read.code() == StatusCode::kUnavailable) return Status(StatusCode::kUnavailable, "the worker ended");
     if (read.code() == StatusCode::kDeadlineExceeded) return read;
@@ -270,11 +272,7 @@ void WorkerProcess::Shutdown(int64_t grace_ms) {
     protocol::Response ignored;
     (void)protocol::ReadFrame(from_worker_, &ignored, grace_ms);
   }
-  const auto until = Clock::now() + std::chrono::milliseconds(grace_ms);
-  while (!reaped_ && Clock::now() < until) {
-    Reap(false);
-    if (!reaped_) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  ReapWithin(grace_ms);
   Kill();
 }
 

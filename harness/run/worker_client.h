@@ -62,6 +62,8 @@ class WorkerProcess {
   WorkerProcess() = default;
   void Kill();
   void Reap(bool wait);
+  // Reaps the worker if it ends within `ms` milliseconds by itself.
+  void ReapWithin(int64_t ms);
 
   WorkerLaunch launch_;
   pid_t pid_ = -1;

@@ -85,19 +85,28 @@ StatusOr<LoadedModel> LoadModelBytes(std::string_view bytes, std::string name, s
   return model;
 }
 
-StatusOr<LoadedModel> LoadModelFile(const std::string& path) {
+StatusOr<std::string> ReadProtobufFile(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return NotFound("model file '", path, "' does not exist");
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (ec) return IoError("cannot read '", path, "': ", ec.message());
+  if (!std::filesystem::is_regular_file(status)) return IoError("'", path, "' is not a regular file");
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) return IoError("cannot read '", path, "': ", ec.message());
   if (static_cast<int64_t>(size) > kMaxModelBytes) {
-    return InvalidModel("model '", path, "' is ", size, " bytes, over the 2 GiB protobuf limit");
+    return InvalidModel("'", path, "' is ", size, " bytes, over the 2 GiB protobuf limit");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return IoError("cannot open '", path, "'");
   std::string bytes(static_cast<size_t>(size), '\0');
   in.read(bytes.data(), static_cast<std::streamsize>(size));
   if (in.gcount() != static_cast<std::streamsize>(size)) return IoError("short read from '", path, "'");
+  return bytes;
+}
+
+StatusOr<LoadedModel> LoadModelFile(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return NotFound("model file '", path, "' does not exist");
+  PARITY_ASSIGN_OR_RETURN(std::string bytes, ReadProtobufFile(path));
   std::string dir = std::filesystem::path(path).parent_path().string();
   if (dir.empty()) dir = ".";
   return LoadModelBytes(bytes, path, dir);

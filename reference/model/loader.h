@@ -21,6 +21,11 @@ struct LoadedModel {
 // Models larger than this are refused before parsing (protobuf's own limit is 2 GiB).
 constexpr int64_t kMaxModelBytes = (int64_t{2} << 30) - 1;
 
+// The bytes of a file that holds one protobuf message (a model, a test data
+// value): it must be a regular file of at most kMaxModelBytes, refused
+// before it is read otherwise.
+StatusOr<std::string> ReadProtobufFile(const std::string& path);
+
 StatusOr<LoadedModel> LoadModelFile(const std::string& path);
 StatusOr<LoadedModel> LoadModelBytes(std::string_view bytes, std::string name, std::string base_dir = "");
 

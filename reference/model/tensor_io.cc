@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "reference/core/checked_size.h"
+#include "reference/model/loader.h"
 
 namespace parity {
 namespace {
@@ -79,16 +80,6 @@ Status FillFromRawBytes(Tensor& t, const uint8_t* bytes, size_t length, const st
   return Status::Ok();
 }
 
-template <typename Field>
-Status CheckFieldCount(const Field& field, int64_t want, const Tensor& t, const std::string& name,
-                       const char* field_name) {
-  if (static_cast<int64_t>(field.size()) != want) {
-    return InvalidModel("tensor '", name, "' (", t.Description(), ") has ", field.size(), " entries in ",
-                        field_name, ", expected ", want);
-  }
-  return Status::Ok();
-}
-
 // Checks that the typed field a tensor of `dtype` with `n` elements reads
 // holds the right number of entries, before anything is allocated.
 Status CheckTypedFieldCount(const onnx::TensorProto& proto, DataType dtype, int64_t n, const std::string& description) {
@@ -120,42 +111,37 @@ Status CheckTypedFieldCount(const onnx::TensorProto& proto, DataType dtype, int6
   return Status::Ok();
 }
 
+// Fills `t` from the typed field of its type, whose count
+// CheckTypedFieldCount has checked before `t` was allocated.
 Status FillFromTypedFields(Tensor& t, const onnx::TensorProto& proto) {
   const std::string& name = proto.name();
   const DataType dt = t.dtype();
   const int64_t n = t.size();
   switch (dt) {
     case DataType::kFloat:
-      PARITY_RETURN_IF_ERROR(CheckFieldCount(proto.float_data(), n, t, name, "float_data"));
       std::copy(proto.float_data().begin(), proto.float_data().end(), t.mutable_data<float>());
       return Status::Ok();
     case DataType::kComplex64: {
-      PARITY_RETURN_IF_ERROR(CheckFieldCount(proto.float_data(), 2 * n, t, name, "float_data"));
       auto* out = t.mutable_data<std::complex<float>>();
       for (int64_t i = 0; i < n; ++i) out[i] = {proto.float_data(2 * i), proto.float_data(2 * i + 1)};
       return Status::Ok();
     }
     case DataType::kDouble:
-      PARITY_RETURN_IF_ERROR(CheckFieldCount(proto.double_data(), n, t, name, "double_data"));
       std::copy(proto.double_data().begin(), proto.double_data().end(), t.mutable_data<double>());
       return Status::Ok();
     case DataType::kComplex128: {
-      PARITY_RETURN_IF_ERROR(CheckFieldCount(proto.double_data(), 2 * n, t, name, "double_data"));
       auto* out = t.mutable_data<std::complex<double>>();
       for (int64_t i = 0; i < n; ++i) out[i] = {proto.double_data(2 * i), proto.double_data(2 * i + 1)};
       return Status::Ok();
     }
     case DataType::kInt64:
-      PARITY_RETURN_IF_ERROR(CheckFieldCount(proto.int64_data(), n, t, name, "int64_data"));
       std::copy(proto.int64_data().begin(), proto.int64_data().end(), t.mutable_data<int64_t>());
       return Status::Ok();
     case DataType::kUint32:
     case DataType::kUint64:
-      PARITY_RETURN_IF_ERROR(CheckFieldCount(proto.uint64_data(), n, t, name, "uint64_data"));
       for (int64_t i = 0; i < n; ++i) t.SetUint64(i, proto.uint64_data(static_cast<int>(i)));
       return Status::Ok();
     case DataType::kString:
-      PARITY_RETURN_IF_ERROR(CheckFieldCount(proto.string_data(), n, t, name, "string_data"));
       for (int64_t i = 0; i < n; ++i) t.mutable_strings()[i] = proto.string_data(static_cast<int>(i));
       return Status::Ok();
     default:
@@ -166,7 +152,6 @@ Status FillFromTypedFields(Tensor& t, const onnx::TensorProto& proto) {
   const int bits = PackedBits(dt);
   const int per_entry = (bits == 4 || bits == 2) ? 8 / bits : 1;
   const int64_t entries = (n + per_entry - 1) / per_entry;
-  PARITY_RETURN_IF_ERROR(CheckFieldCount(proto.int32_data(), entries, t, name, "int32_data"));
   if (per_entry > 1) {
     std::string packed;
     packed.reserve(static_cast<size_t>(entries));
@@ -440,14 +425,7 @@ void ValueToOptionalProto(const Value& value, onnx::OptionalProto* proto) {
 }
 
 StatusOr<Value> ReadValueFile(const std::string& path, const onnx::TypeProto& declared_type) {
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  if (ec) return IoError("cannot read '", path, "': ", ec.message());
-  if (!fs::is_regular_file(status)) return IoError("'", path, "' is not a regular file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError("cannot open '", path, "'");
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return IoError("error while reading '", path, "'");
+  PARITY_ASSIGN_OR_RETURN(const std::string bytes, ReadProtobufFile(path));
   if (declared_type.has_sequence_type()) {
     onnx::SequenceProto proto;
     if (!proto.ParseFromString(bytes)) return InvalidModel("'", path, "' is not a valid SequenceProto");
