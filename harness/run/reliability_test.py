@@ -128,6 +128,53 @@ class InvalidValuesTest(unittest.TestCase):
             self.assertIn("axis 100", r["message"])
 
 
+def write_constant_of_shape_case(folder, elements):
+    """A case whose one node, ConstantOfShape, makes `elements` floats; its
+    output's shape is left undeclared and its expected file holds one float."""
+    from onnx import helper
+    case = os.path.join(folder, "test_big_constant_of_shape")
+    os.makedirs(os.path.join(case, "test_data_set_0"))
+    shape = helper.make_tensor("shape", INT64, [1], [elements])
+    node = helper.make_node("ConstantOfShape", ["shape"], ["y"])
+    graph = helper.make_graph([node], "g", [], [helper.make_tensor_value_info("y", FLOAT, None)], [shape])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    with open(os.path.join(case, "model.onnx"), "wb") as f:
+        f.write(model.SerializeToString())
+    with open(os.path.join(case, "test_data_set_0", "output_0.pb"), "wb") as f:
+        f.write(tensor_bytes(FLOAT, [1], b"\0" * 4))
+    return case
+
+
+class MemoryLimitTest(unittest.TestCase):
+    def test_eval_out_of_memory_is_an_error_of_the_case_not_an_abort(self):
+        # 4 GB of floats under a 2 GiB address-space cap: the allocation
+        # throws std::bad_alloc, which must end the case, not the process.
+        work = util.temp_dir(self)
+        case = write_constant_of_shape_case(work, 1 << 30)
+        cap = 2 << 30
+        proc = subprocess.run([util.PARITY, "eval", case, "--quiet", "--jobs", "1"], capture_output=True, text=True,
+                              timeout=120, preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (cap, cap)))
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertIn("ERROR test_big_constant_of_shape: out of memory while evaluating the case", proc.stdout)
+
+    def test_the_worker_memory_limit_reaches_the_reference_adapter(self):
+        # 200 MB of floats under --worker-memory-limit 100: the adapter refuses
+        # the tensor before allocating it (its message names the limit); the
+        # worker is not killed for its resident memory.
+        work = util.temp_dir(self)
+        case = write_constant_of_shape_case(work, 50 * 1000 * 1000)
+        out = os.path.join(work, "out")
+        proc = subprocess.run([util.PARITY, "run", "--adapter", "reference", "--cases", case, "--out", out,
+                               "--worker-memory-limit", "100", "--progress", "quiet"],
+                              capture_output=True, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        _, results, summary = util.read_run(out)
+        r = results["test_big_constant_of_shape"]
+        self.assertEqual(r["state"], "FAIL", r["message"])
+        self.assertIn("over the allocation limit of 104857600 bytes", r["message"])
+        self.assertEqual(summary["memory_restarts"], 0)
+
+
 class BusyOutputFolderTest(unittest.TestCase):
     def test_a_second_run_on_a_busy_folder_is_refused_and_the_first_keeps_every_result(self):
         work = util.temp_dir(self)
