@@ -42,6 +42,7 @@ struct CaseVariants {
 
 // Every key case.json may hold. Absent keys are empty or nullopt.
 struct CaseFile {
+  bool present = false;  // the case has a case.json (ReadCaseMeta)
   // Read by the harness.
   std::optional<std::string> operator_name;             // "operator": the tolerance family's operator
   std::map<std::string, std::string> output_operators;  // "output_operators": output name -> operator
@@ -57,7 +58,11 @@ struct CaseFile {
   std::vector<std::string> tags;
   std::string feature;    // the feature a case shows ("variants.overlap")
   std::string generator;  // the script that wrote the case
-  std::string source;     // where the case comes from ("onnx-node")
+  // Where the expected outputs come from: empty or "reference" for the
+  // reference's own; anything else ("onnx-node", "pytorch-eager") is a
+  // source whose values are judged as spec/tolerance.md, "Expected outputs
+  // from elsewhere", says (ExpectedFromElsewhere).
+  std::string source;
   std::string suite;      // the suite the generator meant it for
   std::string why;        // what the case is for, in words
 };

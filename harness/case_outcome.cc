@@ -24,12 +24,13 @@ OutputFacts OutputOperatorFacts(const CaseInfo& info, const onnx::ModelProto& mo
 
 bool CompareDataSet(const DataSet& set, const std::vector<Value>& actual, const std::vector<std::string>& output_names,
                     const TolerancePolicy& policy, const ShapeFacts& facts, const CaseInfo& info,
-                    std::string_view adapter, CaseResult& r, const OutputFacts& output_facts) {
+                    std::string_view adapter, CaseResult& r, const OutputFacts& output_facts, ReferenceRuns* runs) {
   if (actual.size() != set.outputs.size()) {
     r.state = CaseState::kFail;
     r.message = StrCat("produced ", actual.size(), " outputs, expected ", set.outputs.size());
     return false;
   }
+  const bool elsewhere = ExpectedFromElsewhere(info);
   r.outputs = nlohmann::json::array();
   for (size_t k = 0; k < set.outputs.size(); ++k) {
     const Value& expected = set.outputs[k];
@@ -42,7 +43,7 @@ bool CompareDataSet(const DataSet& set, const std::vector<Value>& actual, const 
     const bool own = !output_op.empty() && own_facts != output_facts.end();
     const ShapeFacts& used_facts = own ? own_facts->second : facts;
     Tolerance tol = policy.For(own ? output_op : r.op, dtype, used_facts, adapter);
-    if (info.case_file.tolerance) {
+    if (info.case_file.tolerance && !elsewhere) {
       // Checked when case.json was read; an error here is still the case's.
       StatusOr<Tolerance> overridden = TolerancePolicy::ApplyOverride(tol, *info.case_file.tolerance);
       if (!overridden.ok()) {
@@ -52,8 +53,42 @@ bool CompareDataSet(const DataSet& set, const std::vector<Value>& actual, const 
       }
       tol = *overridden;
     }
-    OutputComparison cmp = CompareValues(expected, actual[k], tol);
-    nlohmann::json out = ToJson(cmp.stats);
+    nlohmann::json out;
+    OutputComparison cmp;
+    if (!elsewhere) {
+      cmp = CompareWithBudget(expected, actual[k], tol, policy.budget(), runs, index, out);
+    } else {
+      // Values from elsewhere: against the case's files by the source's own
+      // rule, and against the reference by the policy (spec/tolerance.md,
+      // "Expected outputs from elsewhere"). Both must hold.
+      const Tolerance source_tol = SourceTolerance(info, policy, tol);
+      cmp = CompareValues(expected, actual[k], source_tol);
+      out = ToJson(cmp.stats);
+      out["decided_by"] = "source";
+      nlohmann::json against;
+      const StatusOr<std::vector<Value>>* reference = runs ? &runs->Get(Arithmetic::kReference) : nullptr;
+      if (!reference) {
+        against["decided_by"] = "not compared: the reference cannot run this step on its own";
+      } else if (!reference->ok()) {
+        against["decided_by"] = "not compared: the reference failed: " + reference->status().ToString();
+      } else if (index >= (*reference)->size()) {
+        against["decided_by"] = "not compared: the reference gave no such output";
+      } else {
+        const OutputComparison by_reference =
+            CompareWithBudget((**reference)[index], actual[k], tol, policy.budget(), runs, index, against);
+        against["verdict"] = CompareVerdictName(by_reference.verdict);
+        if (by_reference.verdict == CompareVerdict::kMismatch && cmp.verdict != CompareVerdict::kMismatch) {
+          cmp.verdict = CompareVerdict::kMismatch;
+          cmp.message = "against the reference: " + by_reference.message;
+        } else if (cmp.verdict == CompareVerdict::kMismatch) {
+          cmp.message = StrCat("against the case's values (source ", info.case_file.source.empty()
+                                                                         ? std::string("ONNX backend test")
+                                                                         : info.case_file.source,
+                               ", rtol ", source_tol.rtol, ", atol ", source_tol.atol, "): ", cmp.message);
+        }
+      }
+      out["reference"] = std::move(against);
+    }
     out["index"] = index;
     out["name"] = name;
     out["verdict"] = CompareVerdictName(cmp.verdict);

@@ -11,6 +11,7 @@
 
 #include "harness/case_reader.h"
 #include "harness/compare.h"
+#include "harness/error_budget.h"
 #include "harness/expectations.h"
 #include "harness/results/results.h"
 #include "harness/shape_facts.h"
@@ -33,10 +34,19 @@ namespace parity {
 // attention output beside it is not). `output_facts` holds the shape facts
 // for each such operator (OutputOperatorFacts); without an entry, an output
 // takes the case's operator and `facts`.
+//
+// `runs` (the reference on this data set's inputs; null where it cannot run
+// them alone, as in a step of a stateful case whose carried inputs come from
+// the session) gives the error budget of an output that fails its tolerance
+// (spec/tolerance.md, "Error budgets"), and the reference's outputs that
+// a case whose expected values come from elsewhere is also judged against
+// ("Expected outputs from elsewhere"). Each output's journal entry says
+// which term decided it ("decided_by").
 using OutputFacts = std::map<std::string, ShapeFacts, std::less<>>;
 bool CompareDataSet(const DataSet& set, const std::vector<Value>& actual, const std::vector<std::string>& output_names,
                     const TolerancePolicy& policy, const ShapeFacts& facts, const CaseInfo& info,
-                    std::string_view adapter, CaseResult& r, const OutputFacts& output_facts = {});
+                    std::string_view adapter, CaseResult& r, const OutputFacts& output_facts = {},
+                    ReferenceRuns* runs = nullptr);
 
 // The shape facts of every operator case.json's "output_operators" names,
 // for the data set whose inputs filled `dims` and `ints`.

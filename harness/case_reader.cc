@@ -57,6 +57,7 @@ Status ReadCaseMeta(CaseInfo& info) {
     return Status::Ok();
   }
   PARITY_ASSIGN_OR_RETURN(info.case_file, ReadCaseFile(path.string()));
+  info.case_file.present = true;
   return Status::Ok();
 }
 

@@ -54,6 +54,29 @@ struct ShapeFacts {
   int64_t inner_dim = 1;       // k: the contracted dimension of a matrix product or convolution
 };
 
+// The error budget (spec/tolerance.md, "Error budgets"): an element that
+// fails its tolerance still passes when its error against the reference's
+// double result is at most `factor` times the largest error of the
+// conventional low-precision run of the same graph, plus the tolerance's
+// own atol and rtol. A pass that needed a budget of at least
+// `mistrust_ratio` times the output's largest magnitude is MISTRUSTED: a
+// conventional run that far off cannot tell a right answer from a wrong one.
+struct BudgetRule {
+  double factor = 2.0;
+  double mistrust_ratio = 1.0;
+  std::string reason;
+};
+
+// Where a source other than the reference declares how its own expected
+// values are compared (spec/tolerance.md, "Expected outputs from elsewhere"):
+// the runner of ONNX's backend tests compares with numpy's assert_allclose,
+// rtol 1e-3 and atol 1e-7 unless a test says otherwise.
+struct SourceRule {
+  double rtol = 1e-3;
+  double atol = 1e-7;
+  std::string reason;
+};
+
 class TolerancePolicy {
  public:
   // Reads and validates the policy; a bad file is an error that names the
@@ -77,6 +100,9 @@ class TolerancePolicy {
   // The family `op_type` belongs to; the policy's default family when the
   // operator is not listed (see IsListed).
   const std::string& FamilyOf(std::string_view op_type) const;
+  // The policy's "budget" and "onnx_runner" entries.
+  const BudgetRule& budget() const { return budget_; }
+  const SourceRule& onnx_runner() const { return onnx_runner_; }
   bool IsListed(std::string_view op_type) const { return op_family_.find(op_type) != op_family_.end(); }
 
  private:
@@ -110,6 +136,8 @@ class TolerancePolicy {
   class Parser;
 
   std::map<DataType, double> unit_roundoff_;
+  BudgetRule budget_;
+  SourceRule onnx_runner_;
   MistrustRule mistrust_;
   bool signed_zero_default_ = false;
   std::string default_family_;
@@ -132,6 +160,7 @@ struct ErrorStats {
   double max_ulp_error = 0.0;
   int64_t mismatches = 0;
   int64_t elements = 0;
+  int64_t budget_elements = 0;        // elements that failed the tolerance and passed by the budget
   int64_t first_mismatch_index = -1;  // flat index; for sequences, over the elements laid end to end
   std::string first_mismatch;         // "at [1,2] (flat 5): expected 1.5 (0x3fc00000) got 1.25 (0x3fa00000)"
 };
@@ -147,7 +176,17 @@ struct OutputComparison {
 // element by element and must have the same length; optionals must both be
 // empty or both hold a value. The verdict of a sequence or optional is the
 // worst of its parts (mismatch, then mistrusted, then match).
-OutputComparison CompareValues(const Value& expected, const Value& actual, const Tolerance& tol);
+//
+// With `budget`, a floating tensor's element whose numbers fail the
+// tolerance passes when |actual - wide| <= allowance + atol + rtol * |wide|,
+// `wide` being the double result (BudgetRule); NaN and infinities keep their
+// fixed rules. Counted in ErrorStats::budget_elements.
+struct ElementBudget {
+  const Tensor* wide = nullptr;  // float64, the shape of the expected output
+  double allowance = 0;          // factor * the conventional run's largest error
+};
+OutputComparison CompareValues(const Value& expected, const Value& actual, const Tolerance& tol,
+                               const ElementBudget* budget = nullptr);
 
 // Distance between two values of a floating-point type in that type's value
 // lattice (adjacent representable values are 1 apart; -0 and +0 are 0 apart).

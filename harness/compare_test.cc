@@ -55,6 +55,8 @@ constexpr const char* kPolicy = R"({
     "zero": {"rule": "-0 == +0", "signed_zero": false, "reason": "r"}
   },
   "mistrust": {"min_elements": 16, "zero_fraction": 0.9, "reason": "zero trust"},
+  "budget": {"factor": 2, "mistrust_ratio": 1, "reason": "twice the conventional run"},
+  "onnx_runner": {"rtol": 1e-3, "atol": 1e-7, "reason": "the backend-test runner's defaults"},
   "default_family": {"family": "exact", "reason": "unlisted ops compare exactly"},
   "families": {
     "exact": {"reason": "no rounding", "default": {"ulp": 0, "atol": 0, "rtol": 0}},

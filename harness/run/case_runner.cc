@@ -225,6 +225,7 @@ void MeasureStrippedLoad(protocol::Request create, std::string stripped_model, W
 // What a stateful case's steps need besides the worker (spec/results.md,
 // "Stateful cases").
 struct StepRun {
+  const LoadedModel& model;  // for the reference's runs of an error budget
   const onnx::ModelProto& proto;
   const std::vector<DataSet>& sets;
   std::vector<std::vector<protocol::Value>>& inputs;  // per step, every input file read; moved into the requests
@@ -345,9 +346,14 @@ bool RunSteps(StepRun& run, WorkerProcess* worker, WorkerSlot& slot, const std::
     r.steps.push_back(std::move(record));
     if (compared.outputs.empty()) continue;
     const std::string before = r.message;
-    const bool go_on =
-        CompareDataSet(compared, actual, run.output_names, *settings.policy, facts, run.info, settings.adapter, r,
-                       output_facts);
+    // The reference can run a step alone only where its files hold every
+    // input (step 0, or a step whose carried inputs are written out too).
+    std::optional<ReferenceRuns> runs;
+    if (set.inputs.size() == static_cast<size_t>(run.proto.graph().input_size())) {
+      runs.emplace(run.model, set.inputs, settings.timeout_seconds);
+    }
+    const bool go_on = CompareDataSet(compared, actual, run.output_names, *settings.policy, facts, run.info,
+                                      settings.adapter, r, output_facts, runs ? &*runs : nullptr);
     if (r.message != before) r.message = StrCat(phase, ": ", r.message);
     // The step's largest ULP error ("inf"/"nan" when not finite).
     double worst = 0;
@@ -572,7 +578,7 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
 
   r.state = CaseState::kPass;
   if (stateful) {
-    StepRun steps{proto, *sets, inputs, *carries, output_names, info, settings, session.session_id()};
+    StepRun steps{*model, proto, *sets, inputs, *carries, output_names, info, settings, session.session_id()};
     if (!RunSteps(steps, *worker, slot, left_ms, r)) return r;
   }
   for (size_t s = 0; !stateful && s < sets->size(); ++s) {
@@ -635,8 +641,9 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
       r.message = StrCat(phase, ": produced ", ran->run().outputs_size(), " outputs, expected ", (*sets)[s].outputs.size());
       break;
     }
+    ReferenceRuns runs(*model, (*sets)[s].inputs, settings.timeout_seconds);
     if (!CompareDataSet((*sets)[s], actual, output_names, *settings.policy, facts, info, settings.adapter, r,
-                        output_facts)) {
+                        output_facts, &runs)) {
       break;
     }
   }

@@ -11,6 +11,49 @@
 
 namespace parity {
 
+const char* ArithmeticName(Arithmetic arithmetic) {
+  switch (arithmetic) {
+    case Arithmetic::kReference: return "reference";
+    case Arithmetic::kWide: return "wide";
+    case Arithmetic::kConventional: return "conventional";
+  }
+  return "?";
+}
+
+namespace {
+
+bool IsWidened(DataType dtype) {
+  return dtype == DataType::kFloat || dtype == DataType::kFloat16 || dtype == DataType::kBfloat16;
+}
+
+// `value` with its float32, float16 and bfloat16 tensors as float64 holding
+// the same numbers (Arithmetic::kWide); other values are returned as they are.
+StatusOr<Value> Widen(const Value& value) {
+  if (value.is_tensor()) {
+    const Tensor& t = value.tensor();
+    if (!IsWidened(t.dtype())) return value;
+    PARITY_ASSIGN_OR_RETURN(Tensor wide, Tensor::FromDoubles(DataType::kDouble, t.shape(), t.ToDoubles()));
+    return Value::FromTensor(std::move(wide));
+  }
+  if (value.is_sequence()) {
+    std::vector<Value> elements;
+    elements.reserve(value.sequence().size());
+    for (const Value& e : value.sequence()) {
+      PARITY_ASSIGN_OR_RETURN(Value w, Widen(e));
+      elements.push_back(std::move(w));
+    }
+    const DataType type = IsWidened(value.sequence_element_type()) ? DataType::kDouble : value.sequence_element_type();
+    return Value::FromSequence(std::move(elements), type);
+  }
+  if (value.is_optional() && value.has_element()) {
+    PARITY_ASSIGN_OR_RETURN(Value w, Widen(value.element()));
+    return Value::SomeOptional(std::move(w));
+  }
+  return value;
+}
+
+}  // namespace
+
 struct Evaluator::Scope {
   const Scope* parent = nullptr;
   std::unordered_map<std::string, Value> values;
@@ -102,14 +145,23 @@ StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(LoadedModel model, EvalOp
   if (!options.registry) return Internal("Evaluator::Create: EvalOptions.registry is not set");
   // Never run a model that breaks the IR's rules: cycles, unknown values and
   // sizes over the memory limit are refused here, before any allocation.
-  std::vector<Status> problems = ValidateModel(model);
-  if (!problems.empty()) {
-    std::string message = problems[0].message();
-    if (problems.size() > 1) message += StrCat(" (and ", problems.size() - 1, " more problems)");
-    return Status(problems[0].code(), message);
-  }
   if (!options.functions) {
     PARITY_ASSIGN_OR_RETURN(options.functions, FunctionLibrary::Standard());
+  }
+  ValidationOptions validation;
+  // An operator newer than the pinned onnx is runnable when spec/functions/ defines it.
+  validation.has_function_body = [functions = options.functions](std::string_view domain, std::string_view op) {
+    return functions->Find(std::string(domain), std::string(op), "") != nullptr;
+  };
+  std::vector<Status> problems = ValidateModel(model, validation);
+  if (!problems.empty()) {
+    // An unknown operator beside real problems is not the model's only fault: INVALID_MODEL wins.
+    const auto invalid = std::find_if(problems.begin(), problems.end(),
+                                      [](const Status& p) { return p.code() != StatusCode::kUnimplemented; });
+    const Status& first = invalid != problems.end() ? *invalid : problems[0];
+    std::string message = first.message();
+    if (problems.size() > 1) message += StrCat(" (and ", problems.size() - 1, " more problems)");
+    return Status(first.code(), message);
   }
   std::unique_ptr<Evaluator> e(new Evaluator(std::move(model), options));
   const onnx::ModelProto& proto = *e->model_.proto;
@@ -173,7 +225,14 @@ StatusOr<std::vector<Value>> Evaluator::RunGraph(const onnx::GraphProto& graph, 
   PARITY_ASSIGN_OR_RETURN(std::shared_ptr<const PreparedGraph> prepared, Prepare(graph));
   Scope scope;
   scope.parent = outer;
-  for (const auto& [name, value] : prepared->initializers) scope.values[name] = value;
+  const bool wide = options_.arithmetic == Arithmetic::kWide;
+  for (const auto& [name, value] : prepared->initializers) {
+    if (wide) {
+      PARITY_ASSIGN_OR_RETURN(scope.values[name], Widen(value));
+    } else {
+      scope.values[name] = value;
+    }
+  }
   const bool top_level = outer == nullptr;
   if (inputs.size() > static_cast<size_t>(graph.input_size())) {
     return InvalidArgument(model_.name, ": graph '", graph.name(), "' takes ", graph.input_size(),
@@ -181,7 +240,9 @@ StatusOr<std::vector<Value>> Evaluator::RunGraph(const onnx::GraphProto& graph, 
   }
   for (int i = 0; i < graph.input_size(); ++i) {
     const std::string& name = graph.input(i).name();
-    if (static_cast<size_t>(i) < inputs.size()) {
+    if (static_cast<size_t>(i) < inputs.size() && wide) {
+      PARITY_ASSIGN_OR_RETURN(scope.values[name], Widen(inputs[i]));
+    } else if (static_cast<size_t>(i) < inputs.size()) {
       scope.values[name] = inputs[i];
     } else if (!scope.values.count(name) && top_level) {
       return InvalidArgument(model_.name, ": graph input '", name, "' was given no value");
@@ -257,15 +318,18 @@ Status Evaluator::RunNode(const onnx::NodeProto& node, Scope& scope, const Opset
   } else if (opset_it == opsets.end()) {
     return InvalidModel(model_.name, ": ", graph::DescribeNode(node), " uses domain '", node.domain(),
                         "', which the opset imports do not name");
-  } else if (const onnx::FunctionProto* f = options_.prefer_function_bodies
-                                                ? options_.functions->Find(domain, node.op_type(), node.overload())
-                                                : nullptr) {
+  } else if (const onnx::FunctionProto* f =
+                 options_.prefer_function_bodies || options_.arithmetic == Arithmetic::kConventional
+                     ? options_.functions->Find(domain, node.op_type(), node.overload())
+                     : nullptr) {
     outputs = CallFunction(*f, node, inputs, opsets, depth + 1);
   } else if (const Kernel* kernel = options_.registry->Find(domain, node.op_type(), opset_it->second)) {
     KernelContext ctx(node, std::move(inputs), opset_it->second,
                       [this, &scope, &opsets, depth](const onnx::GraphProto& g, const std::vector<Value>& in) {
                         return RunGraph(g, in, &scope, opsets, depth + 1);
                       });
+    ctx.set_float32_sums(options_.arithmetic == Arithmetic::kConventional);
+    ctx.set_widened(options_.arithmetic == Arithmetic::kWide);
     outputs = (*kernel)(ctx);
   } else if (const onnx::FunctionProto* f = options_.functions->Find(domain, node.op_type(), node.overload())) {
     outputs = CallFunction(*f, node, inputs, opsets, depth + 1);
@@ -286,7 +350,14 @@ Status Evaluator::RunNode(const onnx::NodeProto& node, Scope& scope, const Opset
   }
   for (size_t i = 0; i < values.size(); ++i) {
     const std::string& name = node.output(static_cast<int>(i));
-    if (!name.empty()) scope.values[name] = std::move(values[i]);
+    if (name.empty()) continue;
+    if (options_.arithmetic == Arithmetic::kWide) {
+      // A kernel rounds to the type its inputs or attributes name (Cast to
+      // float16, a Constant of float32): the value keeps that rounding, in float64.
+      PARITY_ASSIGN_OR_RETURN(scope.values[name], Widen(values[i]));
+    } else {
+      scope.values[name] = std::move(values[i]);
+    }
   }
   return Status::Ok();
 }

@@ -22,6 +22,25 @@
 
 namespace parity {
 
+// The arithmetic of a run (spec/tolerance.md, "Error budgets").
+enum class Arithmetic {
+  // The ground truth: every kernel computes in double and rounds each output
+  // once to its declared type.
+  kReference,
+  // The double result: floating values of float32, float16 and bfloat16 are
+  // kept in float64 between nodes (graph inputs, initializers and every
+  // node's outputs are widened), so nothing rounds to a storage type except
+  // what the graph asks for: a Cast to such a type rounds, then widens.
+  // Graph outputs come back as float64.
+  kWide,
+  // An ordinary low-precision run: operators with a body in spec/functions/
+  // run from it, each node's output is rounded to its declared type, and the
+  // sums of float32 and narrower data round to float32 at every step
+  // (KernelContext::float32_sums), as a float32-accumulating kernel does.
+  kConventional,
+};
+const char* ArithmeticName(Arithmetic arithmetic);  // "reference", "wide", "conventional"
+
 struct EvalOptions {
   // The kernels; required (the reference's: ReferenceRegistry() of
   // reference/ops/reference_registry.h, passed in by the layer above).
@@ -37,6 +56,7 @@ struct EvalOptions {
   // expansion is). Lets tests check each body against its direct kernel
   // (function_bodies_test.cc) and lets a user run the spec's definitions.
   bool prefer_function_bodies = false;
+  Arithmetic arithmetic = Arithmetic::kReference;
   // In-place mode (spec/aliasing.md): each alias listed really shares its
   // input's buffer. The writer of the output writes into the tensor passed
   // for that input (region kScatter: only the rows its TensorScatter writes;

@@ -33,6 +33,18 @@ class KernelContext {
   // The version of the node's domain in the opset imports in force.
   int64_t opset() const { return opset_; }
 
+  // Whether the kernel's sums of float32, float16 and bfloat16 data round to
+  // float32 after every step (the conventional arithmetic of
+  // EvalOptions::arithmetic) instead of accumulating exactly in double.
+  // Kernels read it through ops::Summation.
+  bool float32_sums() const { return float32_sums_; }
+  void set_float32_sums(bool on) { float32_sums_ = on; }
+  // Whether the run keeps float32, float16 and bfloat16 values in float64
+  // (the double result of EvalOptions::arithmetic): a kernel whose operator
+  // admits only those types then takes float64 in their place.
+  bool widened() const { return widened_; }
+  void set_widened(bool on) { widened_ = on; }
+
   // Inputs: absent ones (beyond the list or named "") are null.
   size_t input_count() const { return inputs_.size(); }
   bool has_input(size_t i) const { return i < inputs_.size() && inputs_[i] != nullptr; }
@@ -76,6 +88,8 @@ class KernelContext {
   std::vector<const Value*> inputs_;
   int64_t opset_;
   SubgraphRunner run_subgraph_;
+  bool float32_sums_ = false;
+  bool widened_ = false;
 };
 
 // A kernel returns the values of the node's outputs in order; it may return

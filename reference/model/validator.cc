@@ -634,9 +634,15 @@ class Validator {
       if (facts.knows_operator) {
         Problem(where, ": ", node.op_type(), " does not exist yet at opset ", version->second, " of domain '",
                 node.domain(), "'");
-      } else {
-        Problem(where, ": onnx ", OpSchemas::OnnxVersion(), " defines no operator ", node.op_type(),
-                " in domain '", node.domain(), "'");
+      } else if (!options_.has_function_body || !options_.has_function_body(domain, node.op_type())) {
+        // Perhaps an operator of a newer release: the model is not known to
+        // be wrong, only beyond what this build can judge.
+        if (problems_.size() < options_.max_problems) {
+          problems_.push_back(Unimplemented(model_.name, ": ", where, ": operator ", node.op_type(), " of domain '",
+                                            domain.empty() ? "ai.onnx" : domain, "' at opset ", version->second, " is unknown to onnx ",
+                                            OpSchemas::OnnxVersion(),
+                                            " (the release this build pins), and spec/functions/ has no body for it"));
+        }
       }
       return;
     }

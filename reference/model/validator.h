@@ -3,7 +3,9 @@
 // message names the model and the graph, node, function or value at fault.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "reference/core/status.h"
@@ -16,6 +18,10 @@ struct ValidationOptions {
   // 0: Tensor::AllocationLimit().
   int64_t max_tensor_bytes = 0;
   size_t max_problems = 100;  // stop collecting after this many
+  // Whether an operator that the pinned onnx release does not define has a
+  // function body elsewhere (spec/functions/, which this layer does not
+  // know): such a node is valid. Unset: none has.
+  std::function<bool(std::string_view domain, std::string_view op_type)> has_function_body;
 };
 
 // Every problem found (empty: valid). Checks: IR version and opset imports
@@ -26,6 +32,11 @@ struct ValidationOptions {
 // that overflow or exceed the memory limit, data whose size does not match
 // the shape), model-local functions (duplicate ids, call cycles), and all of
 // these inside subgraphs and function bodies.
+//
+// A node of an ONNX domain whose operator the pinned onnx release does not
+// define at all (an operator newer than the pin) and that has no function
+// body (ValidationOptions::has_function_body) is a kUnimplemented problem,
+// not an invalid model: the model may be valid under a newer release.
 std::vector<Status> ValidateModel(const LoadedModel& model, const ValidationOptions& options = {});
 
 // The problems of one attribute's declared type against the field that

@@ -40,6 +40,25 @@ StatusOr<Value> MakeResult(const KernelContext& ctx, DataType dtype, Shape shape
 // A new, zero-filled tensor, with the node named on failure.
 StatusOr<Tensor> Allocate(const KernelContext& ctx, DataType dtype, Shape shape);
 
+// How a kernel's sums round (KernelContext::float32_sums): exactly in double
+// for the reference; in the conventional arithmetic of an error budget
+// (spec/tolerance.md, "Error budgets"), for float32, float16 and bfloat16
+// data, every partial sum rounds to float32, as a kernel that accumulates in
+// float32 with a fused multiply-add does. float64 data always sums in double.
+class Summation {
+ public:
+  Summation(const KernelContext& ctx, DataType data)
+      : float32_(ctx.float32_sums() &&
+                 (data == DataType::kFloat || data == DataType::kFloat16 || data == DataType::kBfloat16)) {}
+  // sum + term, rounded once to float32 in the conventional arithmetic.
+  double Add(double sum, double term) const { return float32_ ? static_cast<float>(sum + term) : sum + term; }
+  // A term the kernel forms on its own (an exp), as a float32 kernel holds it.
+  double Term(double term) const { return float32_ ? static_cast<float>(term) : term; }
+
+ private:
+  bool float32_;
+};
+
 // Reads a 1-D (or scalar) integer tensor as int64 values.
 std::vector<int64_t> ReadInt64s(const Tensor& tensor);
 

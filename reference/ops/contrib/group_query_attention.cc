@@ -46,7 +46,7 @@ StatusOr<std::vector<Value>> GroupQueryAttention(const KernelContext &ctx) {
   PARITY_ASSIGN_OR_RETURN(const Tensor *key, ctx.RequireTensor(kKey));
   PARITY_ASSIGN_OR_RETURN(const Tensor *value, ctx.RequireTensor(kValue));
   const DataType dtype = query->dtype();
-  if (dtype != DataType::kFloat && dtype != DataType::kFloat16 && dtype != DataType::kBfloat16) {
+  if (dtype != DataType::kFloat && dtype != DataType::kFloat16 && dtype != DataType::kBfloat16 && !ctx.widened()) {
     return ctx.Error("query must be float32, float16 or bfloat16, got ", query->Description());
   }
   if (key->dtype() != dtype || value->dtype() != dtype) {

@@ -82,7 +82,7 @@ StatusOr<std::vector<Value>> PagedAttention(const KernelContext &ctx) {
   PARITY_ASSIGN_OR_RETURN(const Tensor *past_t, ctx.RequireTensor(kPastSeqlens));
   PARITY_ASSIGN_OR_RETURN(const Tensor *table_t, ctx.RequireTensor(kBlockTable));
   const DataType dtype = query->dtype();
-  if (dtype != DataType::kFloat && dtype != DataType::kFloat16 && dtype != DataType::kBfloat16) {
+  if (dtype != DataType::kFloat && dtype != DataType::kFloat16 && dtype != DataType::kBfloat16 && !ctx.widened()) {
     return ctx.Error("query must be float32, float16 or bfloat16, got ", query->Description());
   }
   if (query->rank() != 2 || query->dim(1) % heads != 0) {

@@ -76,7 +76,7 @@ StatusOr<std::vector<Value>> SkipNormalize(const KernelContext& ctx, bool simpli
   PARITY_ASSIGN_OR_RETURN(const Tensor* input, ctx.RequireTensor(0));
   PARITY_ASSIGN_OR_RETURN(const Tensor* skip, ctx.RequireTensor(1));
   const DataType dtype = input->dtype();
-  if (dtype != DataType::kFloat && dtype != DataType::kFloat16 && dtype != DataType::kBfloat16) {
+  if (dtype != DataType::kFloat && dtype != DataType::kFloat16 && dtype != DataType::kBfloat16 && !ctx.widened()) {
     return ctx.Error("input must be float32, float16 or bfloat16, got ", input->Description());
   }
   if (input->rank() < 1) return ctx.Error("input must have rank >= 1, got ", input->Description());

@@ -20,7 +20,8 @@ struct BlockStats {
 
 // Mean and inverse standard deviation of each of `blocks` contiguous runs of
 // `block` values. With `rms`, the mean is taken as 0 (root mean square).
-BlockStats ComputeBlockStats(const std::vector<double>& x, int64_t blocks, int64_t block, double epsilon, bool rms) {
+BlockStats ComputeBlockStats(const std::vector<double>& x, int64_t blocks, int64_t block, double epsilon, bool rms,
+                             const Summation& summation) {
   BlockStats s;
   s.mean.assign(static_cast<size_t>(blocks), 0.0);
   s.inv_std.assign(static_cast<size_t>(blocks), 0.0);
@@ -28,11 +29,11 @@ BlockStats ComputeBlockStats(const std::vector<double>& x, int64_t blocks, int64
     const double* v = x.data() + b * block;
     double mean = 0.0;
     if (!rms) {
-      for (int64_t i = 0; i < block; ++i) mean += v[i];
+      for (int64_t i = 0; i < block; ++i) mean = summation.Add(mean, v[i]);
       mean /= static_cast<double>(block);
     }
     double var = 0.0;
-    for (int64_t i = 0; i < block; ++i) var += (v[i] - mean) * (v[i] - mean);
+    for (int64_t i = 0; i < block; ++i) var = summation.Add(var, (v[i] - mean) * (v[i] - mean));
     var /= static_cast<double>(block);
     s.mean[b] = mean;
     s.inv_std[b] = 1.0 / std::sqrt(var + epsilon);
@@ -67,7 +68,7 @@ StatusOr<std::vector<Value>> NormalizeTrailing(const KernelContext& ctx, bool rm
   const int64_t blocks = Product(x->shape(), 0, static_cast<size_t>(axis));
   const int64_t block = Product(x->shape(), static_cast<size_t>(axis), x->shape().size());
   const std::vector<double> in = x->ToDoubles();
-  const BlockStats stats = ComputeBlockStats(in, blocks, block, epsilon, rms);
+  const BlockStats stats = ComputeBlockStats(in, blocks, block, epsilon, rms, Summation(ctx, x->dtype()));
   const BroadcastIndexer scale_at(scale->shape(), x->shape());
   const BroadcastIndexer bias_at(bias ? bias->shape() : Shape{}, x->shape());
   std::vector<double> y(in.size());
@@ -124,7 +125,8 @@ StatusOr<std::vector<Value>> GroupNormalizationKernel(const KernelContext& ctx) 
   const int64_t spatial = Product(x->shape(), 2, x->shape().size());
   const int64_t per_group = channels / groups;
   const std::vector<double> in = x->ToDoubles();
-  const BlockStats stats = ComputeBlockStats(in, x->dim(0) * groups, per_group * spatial, epsilon, false);
+  const BlockStats stats = ComputeBlockStats(in, x->dim(0) * groups, per_group * spatial, epsilon, false,
+                                               Summation(ctx, x->dtype()));
   std::vector<double> y(in.size());
   for (int64_t i = 0; i < x->size(); ++i) {
     const int64_t c = (i / spatial) % channels;
@@ -146,7 +148,8 @@ StatusOr<std::vector<Value>> InstanceNormalizationKernel(const KernelContext& ct
   const double epsilon = ctx.GetFloat("epsilon", 1e-5f);
   const int64_t spatial = Product(x->shape(), 2, x->shape().size());
   const std::vector<double> in = x->ToDoubles();
-  const BlockStats stats = ComputeBlockStats(in, x->dim(0) * channels, spatial, epsilon, false);
+  const BlockStats stats = ComputeBlockStats(in, x->dim(0) * channels, spatial, epsilon, false,
+                                               Summation(ctx, x->dtype()));
   std::vector<double> y(in.size());
   for (int64_t i = 0; i < x->size(); ++i) {
     const int64_t b = i / spatial;

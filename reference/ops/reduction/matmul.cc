@@ -1,7 +1,8 @@
 // MatMul (numpy matmul: batch broadcasting, 1-D operands promoted and the
 // added dimension removed) and Gemm (Y = alpha * A' B' + beta * C, C
 // broadcast to (M, N), optional from opset 11). Float products accumulate
-// in double and round once per output element; integers wrap.
+// in double and round once per output element (in the conventional
+// arithmetic, in float32: ops::Summation); integers wrap.
 #include "reference/ops/common.h"
 #include "reference/ops/reduction/reduction.h"
 #include "reference/ops/reduction/reduction_util.h"
@@ -12,13 +13,15 @@ namespace {
 // One (M x K) by (K x N) product: a(m, k) and b(k, n) give flat indices.
 template <typename IndexA, typename IndexB>
 void MultiplyInto(const Tensor& a, const Tensor& b, IndexA ia, IndexB ib, int64_t m_count, int64_t n_count,
-                  int64_t k_count, bool is_float, std::vector<double>* fout, std::vector<uint64_t>* iout,
-                  int64_t out_offset) {
+                  int64_t k_count, bool is_float, const Summation& summation, std::vector<double>* fout,
+                  std::vector<uint64_t>* iout, int64_t out_offset) {
   for (int64_t m = 0; m < m_count; ++m) {
     for (int64_t n = 0; n < n_count; ++n) {
       if (is_float) {
         double sum = 0.0;
-        for (int64_t k = 0; k < k_count; ++k) sum += a.GetDouble(ia(m, k)) * b.GetDouble(ib(k, n));
+        for (int64_t k = 0; k < k_count; ++k) {
+          sum = summation.Add(sum, a.GetDouble(ia(m, k)) * b.GetDouble(ib(k, n)));
+        }
         (*fout)[out_offset + m * n_count + n] = sum;
       } else {
         uint64_t sum = 0;
@@ -76,8 +79,8 @@ StatusOr<std::vector<Value>> MatMulKernel(const KernelContext& ctx) {
     const int64_t b_base = b_index(bi) * k_count * n_count;
     MultiplyInto(
         *a, *b, [&](int64_t m, int64_t k) { return a_base + m * k_count + k; },
-        [&](int64_t k, int64_t n) { return b_base + k * n_count + n; }, m_count, n_count, k_count, is_float, &fout,
-        &iout, bi * m_count * n_count);
+        [&](int64_t k, int64_t n) { return b_base + k * n_count + n; }, m_count, n_count, k_count, is_float,
+        Summation(ctx, a->dtype()), &fout, &iout, bi * m_count * n_count);
   }
   if (is_float) {
     PARITY_ASSIGN_OR_RETURN(Value result, MakeResult(ctx, a->dtype(), out_shape, fout));
@@ -127,7 +130,7 @@ StatusOr<std::vector<Value>> GemmKernel(const KernelContext& ctx) {
   MultiplyInto(
       *a, *b, [&](int64_t m, int64_t k) { return trans_a ? k * a_cols + m : m * a_cols + k; },
       [&](int64_t k, int64_t n) { return trans_b ? n * b_cols + k : k * b_cols + n; }, m_count, n_count, k_count,
-      is_float, &fout, &iout, 0);
+      is_float, Summation(ctx, a->dtype()), &fout, &iout, 0);
   PARITY_ASSIGN_OR_RETURN(Tensor out, Allocate(ctx, a->dtype(), out_shape));
   const BroadcastIndexer c_index(c ? c->shape() : Shape{}, out_shape);
   // Integers stay exact when alpha = beta = 1; otherwise the float scaling

@@ -95,16 +95,17 @@ StatusOr<Tensor> ReduceFloat(const KernelContext& ctx, const Tensor& x, const Re
     shift = acc;
     std::fill(acc.begin(), acc.end(), 0.0);
   }
+  const Summation summation(ctx, x.dtype());
   for (size_t i = 0; i < in.size(); ++i) {
     double& a = acc[plan.out_of_in[i]];
     const double v = in[i];
     switch (op) {
       case ReduceOp::kSum:
       case ReduceOp::kMean:
-      case ReduceOp::kLogSum: a += v; break;
-      case ReduceOp::kL1: a += std::fabs(v); break;
+      case ReduceOp::kLogSum: a = summation.Add(a, v); break;
+      case ReduceOp::kL1: a = summation.Add(a, std::fabs(v)); break;
       case ReduceOp::kL2:
-      case ReduceOp::kSumSquare: a += v * v; break;
+      case ReduceOp::kSumSquare: a = summation.Add(a, v * v); break;
       case ReduceOp::kProd: a *= v; break;
       case ReduceOp::kMax:
         if (std::isnan(v) || v > a) a = v;
@@ -115,7 +116,7 @@ StatusOr<Tensor> ReduceFloat(const KernelContext& ctx, const Tensor& x, const Re
       case ReduceOp::kLogSumExp: {
         const double m = shift[plan.out_of_in[i]];
         // An infinite maximum decides the result alone (avoids inf - inf).
-        a += std::isinf(m) ? (v == m ? 1.0 : 0.0) : std::exp(v - m);
+        a = summation.Add(a, std::isinf(m) ? (v == m ? 1.0 : 0.0) : summation.Term(std::exp(v - m)));
         break;
       }
     }

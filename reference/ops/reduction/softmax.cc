@@ -33,6 +33,7 @@ StatusOr<std::vector<Value>> SoftmaxLike(const KernelContext& ctx, SoftmaxKind k
   }
   const std::vector<double> in = x->ToDoubles();
   std::vector<double> out(in.size(), 0.0);
+  const Summation summation(ctx, x->dtype());
   for (int64_t o = 0; o < s.outer; ++o) {
     for (int64_t i = 0; i < s.inner; ++i) {
       // The maximum, and its first index (NaN counts as largest, as numpy's argmax).
@@ -51,7 +52,7 @@ StatusOr<std::vector<Value>> SoftmaxLike(const KernelContext& ctx, SoftmaxKind k
         continue;
       }
       double sum = 0.0;
-      for (int64_t k = 0; k < s.dim; ++k) sum += std::exp(in[s.At(o, k, i)] - m);
+      for (int64_t k = 0; k < s.dim; ++k) sum = summation.Add(sum, summation.Term(std::exp(in[s.At(o, k, i)] - m)));
       for (int64_t k = 0; k < s.dim; ++k) {
         const double shifted = in[s.At(o, k, i)] - m;
         out[s.At(o, k, i)] = kind == SoftmaxKind::kSoftmax ? std::exp(shifted) / sum : shifted - std::log(sum);
