@@ -61,7 +61,7 @@ bool CompareDataSet(const DataSet& set, const std::vector<Value>& actual, const 
       // Values from elsewhere: against the case's files by the source's own
       // rule, and against the reference by the policy (spec/tolerance.md,
       // "Expected outputs from elsewhere"). Both must hold.
-      const Tolerance source_tol = SourceTolerance(info, policy, tol);
+      const Tolerance source_tol = SourceTolerance(info, policy, tol, dtype);
       cmp = CompareValues(expected, actual[k], source_tol);
       out = ToJson(cmp.stats);
       out["decided_by"] = "source";

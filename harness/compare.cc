@@ -305,7 +305,10 @@ class TolerancePolicy::Parser {
                              "conventional run), got ", policy.budget_.factor);
     }
     const json& runner = root.at("onnx_runner");
-    PARITY_RETURN_IF_ERROR(CheckKeys(runner, "onnx_runner", {"rtol", "atol", "reason"}, {"rtol", "atol", "reason"}));
+    PARITY_RETURN_IF_ERROR(CheckKeys(runner, "onnx_runner", {"rtol", "atol", "bfloat16_rtol", "reason"},
+                                     {"rtol", "atol", "bfloat16_rtol", "reason"}));
+    PARITY_ASSIGN_OR_RETURN(policy.onnx_runner_.bfloat16_rtol,
+                            ReadNonNegative(runner.at("bfloat16_rtol"), "onnx_runner.bfloat16_rtol"));
     PARITY_ASSIGN_OR_RETURN(policy.onnx_runner_.reason, ReadReason(runner, "onnx_runner"));
     PARITY_ASSIGN_OR_RETURN(policy.onnx_runner_.rtol, ReadNonNegative(runner.at("rtol"), "onnx_runner.rtol"));
     PARITY_ASSIGN_OR_RETURN(policy.onnx_runner_.atol, ReadNonNegative(runner.at("atol"), "onnx_runner.atol"));

@@ -74,6 +74,7 @@ struct BudgetRule {
 struct SourceRule {
   double rtol = 1e-3;
   double atol = 1e-7;
+  double bfloat16_rtol = 0.015625;  // the runner's least rtol for bfloat16 outputs
   std::string reason;
 };
 

@@ -56,7 +56,7 @@ constexpr const char* kPolicy = R"({
   },
   "mistrust": {"min_elements": 16, "zero_fraction": 0.9, "reason": "zero trust"},
   "budget": {"factor": 2, "mistrust_ratio": 1, "reason": "twice the conventional run"},
-  "onnx_runner": {"rtol": 1e-3, "atol": 1e-7, "reason": "the backend-test runner's defaults"},
+  "onnx_runner": {"rtol": 1e-3, "atol": 1e-7, "bfloat16_rtol": 0.015625, "reason": "the backend-test runner's defaults"},
   "default_family": {"family": "exact", "reason": "unlisted ops compare exactly"},
   "families": {
     "exact": {"reason": "no rounding", "default": {"ulp": 0, "atol": 0, "rtol": 0}},

@@ -2,6 +2,7 @@
 // output under the tolerance and the budget (spec/tolerance.md).
 #include "harness/error_budget.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "reference/ops/reference_registry.h"
@@ -34,7 +35,8 @@ bool ExpectedFromElsewhere(const CaseInfo& info) {
   return !info.case_file.present || (!info.case_file.source.empty() && info.case_file.source != "reference");
 }
 
-Tolerance SourceTolerance(const CaseInfo& info, const TolerancePolicy& policy, const Tolerance& base) {
+Tolerance SourceTolerance(const CaseInfo& info, const TolerancePolicy& policy, const Tolerance& base,
+                          DataType dtype) {
   Tolerance tol;
   tol.signed_zero = false;  // assert_allclose takes -0 == +0
   tol.mistrust = base.mistrust;
@@ -51,6 +53,8 @@ Tolerance SourceTolerance(const CaseInfo& info, const TolerancePolicy& policy, c
       tol.reason = "source's tolerance (" + info.case_file.source + "): " + t["reason"].get<std::string>();
     }
   }
+  const bool onnx_test = !info.case_file.present || info.case_file.source == "onnx-node";
+  if (onnx_test && dtype == DataType::kBfloat16) tol.rtol = std::max(tol.rtol, policy.onnx_runner().bfloat16_rtol);
   return tol;
 }
 

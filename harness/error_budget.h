@@ -45,8 +45,10 @@ bool ExpectedFromElsewhere(const CaseInfo& info);
 // The tolerance a case's source declares for its own values: case.json's
 // "tolerance" rtol and atol where given, else the runner of ONNX's backend
 // tests' (TolerancePolicy::onnx_runner); no ULP allowance, as assert_allclose
-// has none. Non-floating outputs stay exact. `base` gives mistrust and signed zeros.
-Tolerance SourceTolerance(const CaseInfo& info, const TolerancePolicy& policy, const Tolerance& base);
+// has none; for ONNX's own tests, a bfloat16 output takes at least the
+// runner's bfloat16 rtol. Non-floating outputs stay exact. `base` gives the
+// mistrust rule.
+Tolerance SourceTolerance(const CaseInfo& info, const TolerancePolicy& policy, const Tolerance& base, DataType dtype);
 
 // One output judged against one expected value: first by `tol` (the floor);
 // where elements fail it and `runs` can give the double result and the
