@@ -54,4 +54,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$root/ci/requirements.txt"
   echo "$want" > "$stamp"
 fi
+# ONNX's node corpus as onnx 1.22.0 shipped it on disk (its wheel, pinned
+# by hash and cached), a second corpus whose cases carry ONNX's own data.
+bash "$root/cases/onnx_node/fetch_onnx_data.sh"
 echo "setup: ready"
