@@ -135,8 +135,18 @@ def _sum_float16(values: np.ndarray) -> np.ndarray:
     return total
 
 
+# Infinities and NaN are data here (masks, overflow in the faults), not accidents
+# to warn about in the worker's log.
+_QUIET = dict(over="ignore", invalid="ignore", divide="ignore")
+
+
 def flash_forward(problem: Problem) -> np.ndarray:
     """Y [B, Hq, S, Dv] in the accumulation type, before rounding to the output type."""
+    with np.errstate(**_QUIET):
+        return _flash_forward(problem)
+
+
+def _flash_forward(problem: Problem) -> np.ndarray:
     p, acc = problem, problem.accumulate
     scores = Scores(p)
     batch, q_heads, q_len, _ = p.q.shape
@@ -184,6 +194,11 @@ def qk_output(problem: Problem, mode: int) -> np.ndarray:
     """qk_matmul_output [B, Hq, S, T] in the accumulation type, computed plainly
     (the whole row at once): 0 scaled scores, 1 soft-capped, 2 with the bias,
     3 the softmax, whose fully masked rows are zeros."""
+    with np.errstate(**_QUIET):
+        return _qk_output(problem, mode)
+
+
+def _qk_output(problem: Problem, mode: int) -> np.ndarray:
     p, acc = problem, problem.accumulate
     batch, q_heads, q_len, _ = p.q.shape
     total = p.k.shape[2]
