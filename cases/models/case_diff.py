@@ -20,12 +20,14 @@ def _type_text(value: onnx.ValueInfoProto) -> str:
 
 
 def _attribute_text(attr: onnx.AttributeProto) -> str:
-    # The attribute's value as protobuf text: doc strings cannot reach it, and
-    # a graph-valued attribute is compared whole.
+    # The attribute as ONNX prints it ("epsilon=1e-06"); a graph-valued one
+    # as its whole protobuf text, so that any change in the body shows.
     copy = onnx.AttributeProto()
     copy.CopyFrom(attr)
-    copy.doc_string = ""
-    return str(copy)
+    copy.ClearField("doc_string")
+    if copy.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
+        return str(copy)
+    return onnx.helper.printable_attribute(copy)
 
 
 def _diff_nodes(where: str, expected, actual) -> list[str]:
@@ -46,7 +48,7 @@ def _diff_nodes(where: str, expected, actual) -> list[str]:
         for name in sorted(set(e_attrs) | set(a_attrs)):
             if e_attrs.get(name) != a_attrs.get(name):
                 problems.append(f"{label}: attribute '{name}' differs "
-                                f"({e_attrs.get(name, 'absent')!r} vs {a_attrs.get(name, 'absent')!r})")
+                                f"(committed {e_attrs.get(name, 'absent')}, re-exported {a_attrs.get(name, 'absent')})")
     return problems
 
 

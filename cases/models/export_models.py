@@ -269,6 +269,8 @@ def main() -> int:
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
     if args.check:
+        if not os.path.isdir(args.cases):
+            parser.error(f"--cases {args.cases}: no such folder")
         return check(args.cases)
     write_cases(args.out, args.only)
     return 0
