@@ -2,7 +2,7 @@
 chosen by the environment variable PARITY_FLASH_FAULT, and the block sizes.
 
 Each fault is a mistake a real attention kernel has shipped with or could
-easily ship with; flash_test.py checks that the suite's verdicts catch every
+easily ship with; corpus_check.py checks that the suite's verdicts catch every
 one of them on the function corpus.
 """
 

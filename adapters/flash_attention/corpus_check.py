@@ -72,7 +72,7 @@ class FlashVerdictsTest(unittest.TestCase):
         cls.cases = sorted(name for name in os.listdir(CORPUS) if name.startswith("test_attention_"))
         if not cls.cases:
             raise AssertionError(f"{CORPUS} holds no test_attention_* case")
-        cls.scratch = tempfile.TemporaryDirectory(prefix="flash_test_")
+        cls.scratch = tempfile.TemporaryDirectory(prefix="flash_corpus_")
         cls.correct = run_cases(os.path.join(cls.scratch.name, "correct"))
         cls.passed = {case for case, r in cls.correct.items() if r["state"] == "PASS"}
 
