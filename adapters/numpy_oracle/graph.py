@@ -9,7 +9,7 @@ import collections
 import onnx
 from onnx import helper, numpy_helper
 
-from values import OracleError, Tensor, from_numpy, rounded, type_name
+from values import OracleError, from_numpy, rounded, type_name
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
 

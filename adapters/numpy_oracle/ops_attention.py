@@ -8,7 +8,7 @@ import math
 import numpy as np
 from onnx import TensorProto
 
-from ops_basic import _require
+from ops_basic import require_inputs
 from values import FLOAT_FORMATS, Tensor, is_float, round_to_format, type_name
 
 
@@ -83,7 +83,7 @@ def _mask_bias(ctx, mask: Tensor, shape: tuple) -> np.ndarray:
 
 def _attention(ctx, values):
     opset = ctx.version
-    _require(ctx, values, 3, 6 if opset == 23 else 7)
+    require_inputs(ctx, values, 3, 6 if opset == 23 else 7)
     q_in, k_in, v_in = values[:3]
     mask, past_key, past_value, nonpad = (values[i] if len(values) > i else None for i in range(3, 7))
     for name, value in (("Q", q_in), ("K", k_in), ("V", v_in), ("past_key", past_key), ("past_value", past_value)):
@@ -158,7 +158,7 @@ def _attention(ctx, values):
 
 
 def _flex_attention(ctx, values):
-    _require(ctx, values, 3)
+    require_inputs(ctx, values, 3)
     q, k, v = values
     elems = {q.elem, k.elem, v.elem}
     if len(elems) != 1 or not is_float(q.elem):

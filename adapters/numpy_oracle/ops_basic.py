@@ -13,7 +13,7 @@ from values import (FLOAT_FORMATS, INT_TYPES, OracleError, Tensor, from_numpy, i
 BOOL, INT64 = TensorProto.BOOL, TensorProto.INT64
 
 
-def _same_type(ctx, values) -> int:
+def same_type(ctx, values) -> int:
     elems = {v.elem for v in values}
     if len(elems) != 1:
         raise ctx.error(f"inputs of different types: {', '.join(sorted(type_name(e) for e in elems))}")
@@ -27,7 +27,7 @@ def _broadcast(ctx, *arrays):
         raise ctx.error(f"shapes {' and '.join(str(list(a.shape)) for a in arrays)} do not broadcast") from None
 
 
-def _require(ctx, values, count_min, count_max=None):
+def require_inputs(ctx, values, count_min, count_max=None):
     count_max = count_min if count_max is None else count_max
     present = len(values)
     if present < count_min or present > count_max:
@@ -43,8 +43,8 @@ def _require(ctx, values, count_min, count_max=None):
 
 def _binary(numpy_fn, floats_only=False):
     def op(ctx, values):
-        _require(ctx, values, 2)
-        elem = _same_type(ctx, values)
+        require_inputs(ctx, values, 2)
+        elem = same_type(ctx, values)
         if elem == BOOL or (floats_only and not is_float(elem)):
             raise OracleError(f"{ctx.label}: {type_name(elem)} inputs are not among the oracle's types for "
                               f"{ctx.node.op_type}", unsupported=True)
@@ -56,7 +56,7 @@ def _binary(numpy_fn, floats_only=False):
 
 def _unary_float(numpy_fn):
     def op(ctx, values):
-        _require(ctx, values, 1)
+        require_inputs(ctx, values, 1)
         x = values[0]
         if not is_float(x.elem):
             raise OracleError(f"{ctx.label}: {type_name(x.elem)} input; the oracle's {ctx.node.op_type} takes "
@@ -67,12 +67,12 @@ def _unary_float(numpy_fn):
 
 
 def _neg(ctx, values):
-    _require(ctx, values, 1)
+    require_inputs(ctx, values, 1)
     return [Tensor(-values[0].data, values[0].elem)]
 
 
 def _abs(ctx, values):
-    _require(ctx, values, 1)
+    require_inputs(ctx, values, 1)
     return [Tensor(np.abs(values[0].data), values[0].elem)]
 
 
@@ -83,8 +83,8 @@ def _sigmoid(x):
 
 def _compare(numpy_fn):
     def op(ctx, values):
-        _require(ctx, values, 2)
-        _same_type(ctx, values)
+        require_inputs(ctx, values, 2)
+        same_type(ctx, values)
         a, b = _broadcast(ctx, values[0].data, values[1].data)
         return [Tensor(numpy_fn(a, b), BOOL)]
     return op
@@ -92,8 +92,8 @@ def _compare(numpy_fn):
 
 def _logical(numpy_fn):
     def op(ctx, values):
-        _require(ctx, values, 2)
-        if _same_type(ctx, values) != BOOL:
+        require_inputs(ctx, values, 2)
+        if same_type(ctx, values) != BOOL:
             raise ctx.error("inputs must be bool")
         a, b = _broadcast(ctx, values[0].data, values[1].data)
         return [Tensor(numpy_fn(a, b), BOOL)]
@@ -101,18 +101,18 @@ def _logical(numpy_fn):
 
 
 def _not(ctx, values):
-    _require(ctx, values, 1)
+    require_inputs(ctx, values, 1)
     if values[0].elem != BOOL:
         raise ctx.error("input must be bool")
     return [Tensor(~values[0].data, BOOL)]
 
 
 def _where(ctx, values):
-    _require(ctx, values, 3)
+    require_inputs(ctx, values, 3)
     condition, x, y = values
     if condition.elem != BOOL:
         raise ctx.error(f"condition is {type_name(condition.elem)}, not bool")
-    elem = _same_type(ctx, [x, y])
+    elem = same_type(ctx, [x, y])
     c, a, b = _broadcast(ctx, condition.data, x.data, y.data)
     return [Tensor(np.where(c, a, b), elem)]
 
@@ -121,12 +121,12 @@ def _where(ctx, values):
 
 
 def _identity(ctx, values):
-    _require(ctx, values, 1)
+    require_inputs(ctx, values, 1)
     return [values[0]]
 
 
 def _constant(ctx, values):
-    _require(ctx, values, 0)
+    require_inputs(ctx, values, 0)
     if len(ctx.attrs) != 1:
         raise ctx.error(f"needs exactly one value attribute, has {', '.join(sorted(ctx.attrs)) or 'none'}")
     name = next(iter(ctx.attrs))
@@ -141,7 +141,7 @@ def _constant(ctx, values):
 
 
 def _shape(ctx, values):
-    _require(ctx, values, 1)
+    require_inputs(ctx, values, 1)
     dims = list(values[0].shape)
     rank = len(dims)
     start = ctx.attr("start", 0)
@@ -159,7 +159,7 @@ def _int_input(ctx, value, what):
 
 
 def _gather(ctx, values):
-    _require(ctx, values, 2)
+    require_inputs(ctx, values, 2)
     data, indices = values[0], _int_input(ctx, values[1], "indices")
     rank = data.data.ndim
     axis = ctx.attr("axis", 0)
@@ -173,11 +173,11 @@ def _gather(ctx, values):
 
 
 def _range(ctx, values):
-    _require(ctx, values, 3)
+    require_inputs(ctx, values, 3)
     for value in values:
         if value.data.size != 1:
             raise ctx.error(f"start, limit and delta must be scalars, one has shape {list(value.shape)}")
-    elem = _same_type(ctx, values)
+    elem = same_type(ctx, values)
     start, limit, delta = (v.data.reshape(()) for v in values)
     if delta == 0:
         raise ctx.error("delta is 0")
@@ -186,7 +186,7 @@ def _range(ctx, values):
 
 
 def _reshape(ctx, values):
-    _require(ctx, values, 2)
+    require_inputs(ctx, values, 2)
     data = values[0]
     target = [int(d) for d in _int_input(ctx, values[1], "shape").reshape(-1)]
     allow_zero = ctx.attr("allowzero", 0)
@@ -225,7 +225,7 @@ def _normalise_axes(ctx, axes, rank):
 
 
 def _unsqueeze(ctx, values):
-    _require(ctx, values, 1, 2)
+    require_inputs(ctx, values, 1, 2)
     data = values[0]
     axes = _axes(ctx, values)
     if axes is None:
@@ -238,7 +238,7 @@ def _unsqueeze(ctx, values):
 
 
 def _squeeze(ctx, values):
-    _require(ctx, values, 1, 2)
+    require_inputs(ctx, values, 1, 2)
     data = values[0]
     axes = _axes(ctx, values)
     rank = data.data.ndim
@@ -252,7 +252,7 @@ def _squeeze(ctx, values):
 
 
 def _cast(ctx, values):
-    _require(ctx, values, 1)
+    require_inputs(ctx, values, 1)
     x = values[0]
     to = ctx.attr("to")
     if to is None:
@@ -281,8 +281,8 @@ def _cast(ctx, values):
 
 
 def _matmul(ctx, values):
-    _require(ctx, values, 2)
-    elem = _same_type(ctx, values)
+    require_inputs(ctx, values, 2)
+    elem = same_type(ctx, values)
     if not is_float(elem):
         raise OracleError(f"{ctx.label}: MatMul of {type_name(elem)}", unsupported=True)
     a, b = values[0].data, values[1].data
@@ -327,7 +327,7 @@ def _expanded_scale(ctx, scale: np.ndarray, shape: tuple, what: str) -> np.ndarr
 
 
 def _dequantize_linear(ctx, values):
-    _require(ctx, values, 2, 3)
+    require_inputs(ctx, values, 2, 3)
     x, scale = values[0], values[1]
     zero = values[2] if len(values) > 2 else None
     if not is_float(scale.elem):
@@ -343,7 +343,7 @@ def _dequantize_linear(ctx, values):
 
 
 def _quantize_linear(ctx, values):
-    _require(ctx, values, 2, 3)
+    require_inputs(ctx, values, 2, 3)
     x, scale = values[0], values[1]
     zero = values[2] if len(values) > 2 else None
     if not is_float(x.elem) or not is_float(scale.elem):

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from ops_attention import check_heads, grouped, scaled_scores, soft_capped, softmax_rows
-from ops_basic import _require, _same_type
+from ops_basic import require_inputs, same_type
 from values import Tensor, is_float, type_name
 
 DOMAIN = "org.onnxparity.contrib"
@@ -50,11 +50,11 @@ def _float_values(ctx, named):
     for name, value in present:
         if not is_float(value.elem):
             raise ctx.error(f"{name} is {type_name(value.elem)}, not a float type")
-    return _same_type(ctx, [v for _, v in present])
+    return same_type(ctx, [v for _, v in present])
 
 
 def _multi_head_attention(ctx, values):
-    _require(ctx, values, 3, 8)
+    require_inputs(ctx, values, 3, 8)
     query, key, value = values[:3]
     bias_in, padding, attention_bias, past_key, past_value = (values[i] if len(values) > i else None
                                                                for i in range(3, 8))
@@ -103,7 +103,7 @@ def _multi_head_attention(ctx, values):
 
 
 def _group_query_attention(ctx, values):
-    _require(ctx, values, 3, 7)
+    require_inputs(ctx, values, 3, 7)
     if len(values) < 7 or values[5] is None or values[6] is None:
         raise ctx.error("seqlens_k (input 5) and total_sequence_length (input 6) are required")
     query, key, value, past_key, past_value, seqlens, total_length = values
@@ -157,7 +157,7 @@ def _group_query_attention(ctx, values):
 
 
 def _paged_attention(ctx, values):
-    _require(ctx, values, 8)
+    require_inputs(ctx, values, 8)
     query, key, value, key_cache, value_cache, cumulative, past_lengths, table = values[:8]
     elem = _float_values(ctx, [("query", query), ("key", key), ("value", value), ("key_cache", key_cache),
                                ("value_cache", value_cache)])

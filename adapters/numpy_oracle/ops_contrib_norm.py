@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto
 
-from ops_basic import _require, _same_type
-from ops_functions import _first_axis, _float_inputs, _unidirectional, root_mean_square_inverse
+from ops_basic import require_inputs, same_type
+from ops_functions import first_axis, float_inputs, one_way_broadcast, root_mean_square_inverse
 from values import Tensor, float_attribute, is_float
 
 DOMAIN = "org.onnxparity.contrib"
@@ -16,16 +16,16 @@ FLOAT = TensorProto.FLOAT
 
 
 def _simplified_layer_normalization(ctx, values):
-    _require(ctx, values, 2)
-    _float_inputs(ctx, values)
+    require_inputs(ctx, values, 2)
+    float_inputs(ctx, values)
     x, scale = values
-    axis = _first_axis(ctx, ctx.attr("axis", -1), x.data.ndim)
+    axis = first_axis(ctx, ctx.attr("axis", -1), x.data.ndim)
     epsilon = ctx.attr("epsilon", float_attribute(1e-5))
     stash = ctx.attr("stash_type", FLOAT)
     if not is_float(stash):
         raise ctx.error(f"stash_type {stash} is not a float type")
     inverse = root_mean_square_inverse(x.data, axis, epsilon)
-    gamma = _unidirectional(ctx, scale.data, x.shape, "scale")
+    gamma = one_way_broadcast(ctx, scale.data, x.shape, "scale")
     # Y is typed as the scale (V); inv_std_var as stash_type (U).
     return [Tensor(x.data * inverse * gamma, scale.elem), Tensor(inverse, stash)]
 
@@ -33,10 +33,10 @@ def _simplified_layer_normalization(ctx, values):
 def _skip_inputs(ctx, values, with_beta: bool):
     """input + skip (+ bias) in float64, with gamma and beta (None when absent)."""
     most = 5 if with_beta else 4
-    _require(ctx, values, 3, most)
-    _float_inputs(ctx, values)
+    require_inputs(ctx, values, 3, most)
+    float_inputs(ctx, values)
     present = [v for v in values if v is not None]
-    elem = _same_type(ctx, present)
+    elem = same_type(ctx, present)
     x, skip, gamma = values[:3]
     beta = values[3] if with_beta and len(values) > 3 else None
     bias = values[most - 1] if len(values) == most else None
@@ -46,7 +46,7 @@ def _skip_inputs(ctx, values, with_beta: bool):
     for name, value in (("gamma", gamma), ("beta", beta), ("bias", bias)):
         if value is not None and value.shape != (hidden,):
             raise ctx.error(f"{name} must be [{hidden}] (the last axis of input), is {list(value.shape)}")
-    total = x.data + _unidirectional(ctx, skip.data, x.shape, "skip")
+    total = x.data + one_way_broadcast(ctx, skip.data, x.shape, "skip")
     if bias is not None:
         total = total + bias.data
     return elem, total, gamma.data, None if beta is None else beta.data

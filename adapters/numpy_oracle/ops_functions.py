@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto
 
-from ops_basic import _require, _same_type
+from ops_basic import require_inputs, same_type
 from values import Tensor, float_attribute, is_float, type_name
 
 
-def _float_inputs(ctx, values):
+def float_inputs(ctx, values):
     for index, value in enumerate(values):
         if value is not None and not is_float(value.elem):
             raise ctx.error(f"input {index} is {type_name(value.elem)}, not a float type")
@@ -24,29 +24,29 @@ def _swish_of(a: np.ndarray, alpha: float) -> np.ndarray:
 
 
 def _swish(ctx, values):
-    _require(ctx, values, 1)
-    _float_inputs(ctx, values)
+    require_inputs(ctx, values, 1)
+    float_inputs(ctx, values)
     x = values[0]
     return [Tensor(_swish_of(x.data, ctx.attr("alpha", 1.0)), x.elem)]
 
 
 def _swiglu(ctx, values):
-    _require(ctx, values, 2)
-    _float_inputs(ctx, values)
-    elem = _same_type(ctx, values)
+    require_inputs(ctx, values, 2)
+    float_inputs(ctx, values)
+    elem = same_type(ctx, values)
     a, b = values
     if a.shape != b.shape:
         raise ctx.error(f"A {list(a.shape)} and B {list(b.shape)} must have the same shape (no broadcasting)")
     return [Tensor(_swish_of(a.data, ctx.attr("alpha", 1.0)) * b.data, elem)]
 
 
-def _first_axis(ctx, axis: int, rank: int) -> int:
+def first_axis(ctx, axis: int, rank: int) -> int:
     if not -rank <= axis < rank:
         raise ctx.error(f"axis {axis} is outside [-{rank}, {rank - 1}]")
     return axis % rank
 
 
-def _unidirectional(ctx, scale: np.ndarray, shape: tuple, what: str) -> np.ndarray:
+def one_way_broadcast(ctx, scale: np.ndarray, shape: tuple, what: str) -> np.ndarray:
     try:
         broadcast = np.broadcast_shapes(scale.shape, shape)
     except ValueError:
@@ -63,25 +63,25 @@ def root_mean_square_inverse(x: np.ndarray, first_axis: int, epsilon: float) -> 
 
 
 def _rms_normalization(ctx, values):
-    _require(ctx, values, 2)
-    _float_inputs(ctx, values)
+    require_inputs(ctx, values, 2)
+    float_inputs(ctx, values)
     x, scale = values
-    axis = _first_axis(ctx, ctx.attr("axis", -1), x.data.ndim)
+    axis = first_axis(ctx, ctx.attr("axis", -1), x.data.ndim)
     epsilon = ctx.attr("epsilon", float_attribute(1e-5))
     stash = ctx.attr("stash_type", TensorProto.FLOAT)
     if not is_float(stash):
         raise ctx.error(f"stash_type {stash} is not a float type")
     # stash_type names the precision of the statistics; float64 is at least
     # that precision, so the oracle's result is the exact one rounded once.
-    gamma = _unidirectional(ctx, scale.data, x.shape, "scale")
+    gamma = one_way_broadcast(ctx, scale.data, x.shape, "scale")
     return [Tensor(x.data * root_mean_square_inverse(x.data, axis, epsilon) * gamma, scale.elem)]
 
 
 def _rotary_embedding(ctx, values):
-    _require(ctx, values, 3, 4)
+    require_inputs(ctx, values, 3, 4)
     x, cos_cache, sin_cache = values[:3]
     position_ids = values[3] if len(values) > 3 else None
-    _float_inputs(ctx, [x, cos_cache, sin_cache])
+    float_inputs(ctx, [x, cos_cache, sin_cache])
     data = x.data
     if data.ndim == 4:
         batch, heads, seq, head_size = data.shape
@@ -128,13 +128,13 @@ def _rotary_embedding(ctx, values):
 
 
 def _tensor_scatter(ctx, values):
-    _require(ctx, values, 2, 3)
+    require_inputs(ctx, values, 2, 3)
     cache, update = values[0], values[1]
     indices = values[2] if len(values) > 2 else None
     if cache.elem != update.elem:
         raise ctx.error(f"past_cache is {type_name(cache.elem)}, update {type_name(update.elem)}")
     rank = cache.data.ndim
-    axis = _first_axis(ctx, ctx.attr("axis", -2), rank)
+    axis = first_axis(ctx, ctx.attr("axis", -2), rank)
     if axis == 0:
         raise ctx.error("axis must not be 0 (the batch axis)")
     mode = ctx.attr("mode", b"linear")

@@ -98,7 +98,7 @@ def round_to_format(x, fmt: FloatFormat, overflow: str = "ieee") -> np.ndarray:
     _, exponent = np.frexp(x)  # x = m * 2**exponent with 0.5 <= |m| < 1
     # Exponent of the last kept bit: the leading bit is at exponent - 1.
     quantum = np.maximum(exponent - 1, fmt.min_exponent) - (fmt.precision - 1)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):  # a double near its own maximum may round to inf
         rounded = np.ldexp(np.round(np.ldexp(x, -quantum)), quantum)  # np.round: ties to even
         too_big = np.abs(rounded) > fmt.max_finite
     if not too_big.any():
