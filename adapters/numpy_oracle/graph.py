@@ -39,9 +39,6 @@ class NodeContext:
     def has(self, name: str) -> bool:
         return name in self.attrs
 
-    def wants(self, index: int) -> bool:
-        return index < len(self.outputs) and self.outputs[index] != ""
-
     def subgraph(self, name: str):
         return self._subgraphs.get(name)
 
@@ -131,7 +128,7 @@ class Graph:
         """Names a subgraph of this graph may read: those defined so far (before its node)."""
         return frozenset(self._defined)
 
-    def run(self, feeds: dict, outer: collections.abc.Mapping = None) -> list:
+    def run(self, feeds: dict, outer=None) -> list:
         """Output tensors in graph order; `feeds` maps input names to Tensors."""
         env = collections.ChainMap(dict(self.initializers), outer if outer is not None else {})
         for name, elem in self.inputs:
