@@ -32,9 +32,12 @@ done
 # The function bodies of spec/functions/ against the kernels' expected outputs.
 build/parity eval build/corpus/functions --quiet --prefer-function-bodies \
   --expect adapters/reference/expectations/function_bodies.json
-# onnx's Python reference is the third oracle of the function corpus (spec/functions/agreement.md).
+# onnx's Python reference and the numpy oracle (float64, from the operators' text) are the
+# function corpus's other oracles besides ONNX Runtime (spec/functions/agreement.md).
 build/parity run --adapter onnx_reference --cases build/corpus/functions --out build/results/onnx_reference --fresh \
   --jobs "$(nproc)" --progress quiet --expect adapters/onnx_reference/expectations/functions.json
+build/parity run --adapter numpy_oracle --cases build/corpus/functions --out build/results/numpy_oracle --fresh \
+  --jobs "$(nproc)" --progress quiet --expect adapters/numpy_oracle/expectations/functions.json
 
 echo "== variant graphs (spec/variants.md): validator, equivalence, selection and fallback"
 .venv/bin/python cases/variants/write_cases.py --out build/corpus/variants --parity build/parity --no-check

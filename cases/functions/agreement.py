@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
 """Writes the agreement table of the function corpus: how each oracle (onnx's
-Python reference, ONNX Runtime, ...) agrees with our reference, per function.
+Python reference, ONNX Runtime, the numpy oracle, ...) agrees with our
+reference, per function, and its coverage: which cases at least one oracle
+checks (agrees with the reference on), and why no oracle checks the others.
 
   agreement.py --runs NAME=DIR [NAME=DIR ...] --out spec/functions/agreement.md
 
 Each DIR is the --out folder of one `parity run` over the corpus of
-write_cases.py (its results.jsonl and run.json, spec/results.md). Exit status:
+write_cases.py (its results.jsonl and run.json, spec/results.md). The corpus
+is every case of the runs, and every case folder of the runs' --cases
+folders that still exist. Prints how many cases are checked. Exit status:
 0 on success, 2 on bad arguments or an unreadable run folder.
 """
 from __future__ import annotations
@@ -98,6 +102,14 @@ def adapter_name(settings: dict, results: list, fallback: str) -> str:
     return os.path.basename(os.path.normpath(given))
 
 
+def shown_path(path: str) -> str:
+    """A path inside the repository as the commands are typed there (relative to
+    its root; run.json holds it absolute), any other path as it is."""
+    if os.path.isabs(path) and os.path.commonpath([path, ROOT]) == ROOT:
+        return os.path.relpath(path, ROOT)
+    return path
+
+
 def run_command(settings: dict, results: list, directory: str) -> str:
     """The `parity run` command a run folder was made with, from its run.json."""
     parts = ["build/parity", "run", "--adapter", adapter_name(settings, results, "?")]
@@ -105,7 +117,7 @@ def run_command(settings: dict, results: list, directory: str) -> str:
         parts += ["--device", settings["device"]]
     cases = settings.get("cases", [])
     for case_dir in cases if isinstance(cases, list) else [cases]:
-        parts += ["--cases", case_dir]
+        parts += ["--cases", shown_path(case_dir)]
     parts += ["--out", directory, "--fresh"]
     summary_path = os.path.join(directory, "summary.json")
     if os.path.isfile(summary_path):
@@ -123,6 +135,103 @@ def run_command(settings: dict, results: list, directory: str) -> str:
 
 def one_line(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
+
+
+def linked_findings(text: str) -> str:
+    """Finding labels (FN-1, ORT-2) as links to the findings page."""
+    return FINDING_LABEL.sub(lambda m: f"[{m.group(0)}](../findings.md)", text)
+
+
+def corpus_cases(runs: list) -> dict:
+    """case -> operator for every case the runs name, and every case folder
+    (one holding model.onnx) of the runs' --cases folders that exist."""
+    cases = {}
+    for _, _, results, settings in runs:
+        for result in results:
+            if result.get("operator") or result["case"] not in cases:
+                cases[result["case"]] = result.get("operator") or "?"
+        for case_dir in settings.get("cases") or []:
+            if not os.path.isdir(case_dir):
+                continue
+            for name in sorted(os.listdir(case_dir)):
+                if os.path.isfile(os.path.join(case_dir, name, "model.onnx")):
+                    cases.setdefault(name, _operator_of(os.path.join(case_dir, name)))
+    return cases
+
+
+def _operator_of(case_dir: str) -> str:
+    try:
+        with open(os.path.join(case_dir, "case.json"), encoding="utf-8") as f:
+            return json.load(f).get("operator") or "?"
+    except (OSError, json.JSONDecodeError):
+        return "?"
+
+
+def coverage(runs: list) -> tuple:
+    """(cases, checkers, why_not): the corpus (case -> operator), the oracles
+    agreeing on each case, and for a case none agrees on, what each oracle
+    did with it (its state and the reason of its expectations entry or its
+    message)."""
+    cases = corpus_cases(runs)
+    checkers = {case: [] for case in cases}
+    outcome = {case: [] for case in cases}
+    for name, _, results, settings in runs:
+        expectations = load_expectations(adapter_name(settings, results, name))
+        seen = set()
+        for result in results:
+            case, state = result["case"], result.get("state", "")
+            seen.add(case)
+            if column_of(state) == "agree":
+                checkers[case].append(name)
+            else:
+                why = reason_for(case, result, expectations) or one_line(result.get("message", ""))[:MESSAGE_CHARS]
+                outcome[case].append(f"{name}: {state}" + (f" ({why})" if why else ""))
+        for case in cases:
+            if case not in seen:
+                outcome[case].append(f"{name}: no result")
+    why_not = {case: outcome[case] for case in cases if not checkers[case]}
+    return cases, checkers, why_not
+
+
+def render_coverage(runs: list) -> list:
+    cases, checkers, why_not = coverage(runs)
+    names = [name for name, *_ in runs]
+    out = ["## Coverage", "",
+           "A case is *checked* when at least one oracle other than the reference agrees",
+           "with the reference on it (the reference wrote its expected outputs, so it",
+           "checks nothing by itself). "
+           f"**{len(cases) - len(why_not)} of {len(cases)} cases are checked**; "
+           f"{len(why_not)} are not.", ""]
+    header = ["function", "cases", "checked", "by one oracle only"] + [f"by {n}" for n in names] + ["not checked"]
+    out.append("| " + " | ".join(header) + " |")
+    out.append("|" + "---|" * len(header))
+    operators = sorted(set(cases.values()))
+    totals = collections.Counter()
+    for operator in operators:
+        mine = [c for c, op in cases.items() if op == operator]
+        row = collections.Counter(cases=len(mine), checked=sum(1 for c in mine if checkers[c]),
+                                  one=sum(1 for c in mine if len(checkers[c]) == 1),
+                                  unchecked=sum(1 for c in mine if not checkers[c]))
+        for n in names:
+            row[n] = sum(1 for c in mine if n in checkers[c])
+        totals.update(row)
+        keys = ["cases", "checked", "one"] + names + ["unchecked"]
+        out.append("| " + " | ".join([operator] + [str(row[k]) for k in keys]) + " |")
+    keys = ["cases", "checked", "one"] + names + ["unchecked"]
+    out.append("| **total** | " + " | ".join(f"**{totals[k]}**" for k in keys) + " |")
+    out.append("")
+    out += ["### Cases no oracle checks", ""]
+    if not why_not:
+        out += ["None.", ""]
+    else:
+        out += ["Each with what every oracle did with it: its state and the reason its expectations",
+                "entry gives (or its message).", "", "| case | function | why no oracle checks it |",
+                "|---|---|---|"]
+        for case in sorted(why_not):
+            reasons = linked_findings("; ".join(one_line(r) for r in why_not[case]))
+            out.append(f"| `{case}` | {cases[case]} | {reasons} |")
+        out.append("")
+    return out
 
 
 def render(runs: list, argv: list) -> str:
@@ -145,7 +254,7 @@ def render(runs: list, argv: list) -> str:
                                       reason_for(result["case"], result, expectations)))
     columns = [(key, title) for key, title, _ in COLUMNS] + ([("other", "other")] if others else [])
 
-    cases_dirs = sorted({c for *_, settings in runs for c in (settings.get("cases") or [])})
+    cases_dirs = sorted({shown_path(c) for *_, settings in runs for c in (settings.get("cases") or [])})
     out = ["# Agreement of the oracles on the function corpus", ""]
     out += ["How often each oracle agrees with the reference on the generated function",
             "cases (`cases/functions/`), per function. *Agreeing*: `PASS` or",
@@ -190,6 +299,8 @@ def render(runs: list, argv: list) -> str:
     out.append("| **total** | " + " | ".join(f"**{totals[n][k]}**" for n in names for k, _ in columns) + " |")
     out.append("")
 
+    out += render_coverage(runs)
+
     out += ["## Disagreements", ""]
     if not disagreements:
         out += ["None.", ""]
@@ -199,8 +310,7 @@ def render(runs: list, argv: list) -> str:
         out += ["| case | oracle | message (first 160 characters) | finding |", "|---|---|---|---|"]
         for operator, case, name, message, reason in sorted(disagreements):
             # Finding labels in the reason become links to the findings page.
-            finding = (FINDING_LABEL.sub(lambda m: f"[{m.group(0)}](../findings.md)", one_line(reason))
-                       if reason else "**none yet**")
+            finding = linked_findings(one_line(reason)) if reason else "**none yet**"
             out.append(f"| `{case}` | {name} | {one_line(message)[:MESSAGE_CHARS]} | {finding} |")
         out.append("")
     return "\n".join(out)
@@ -228,7 +338,10 @@ def main(argv: list) -> int:
     text = render(runs, argv)
     with open(args.out, "w", encoding="utf-8") as f:
         f.write(text)
-    print(f"agreement: wrote {args.out} ({sum(len(r[2]) for r in runs)} results of {len(runs)} oracles)")
+    cases, _, why_not = coverage(runs)
+    print(f"agreement: wrote {args.out} ({sum(len(r[2]) for r in runs)} results of {len(runs)} oracles); "
+          f"{len(cases) - len(why_not)} of {len(cases)} cases checked by at least one oracle besides the "
+          f"reference, {len(why_not)} by none")
     return 0
 
 
