@@ -11,7 +11,7 @@ from onnx import helper
 from case_common import DTYPES, Case, as_dtype, elem_of, rng_for
 
 BASE = {"layout": "4d", "batch": 2, "q_heads": 4, "kv_heads": 4, "q_len": 3, "kv_len": 5, "head": 8, "v_head": 8,
-        "past": 0, "present": True, "mask": None, "attrs": {}, "nonpad": None, "masked_row": None}
+        "past": 0, "mask": None, "attrs": {}, "nonpad": None, "masked_row": None}
 
 
 def _f(description, **changes):
@@ -159,9 +159,7 @@ def _case(name, opset, dt, cfg) -> Case:
         node_inputs.pop()
     outputs = [("Y", elem_of(dt))]
     node_outputs = ["Y"]
-    # A past cache may come without present outputs (the schema makes both
-    # optional), which keeps the long-cache cases of stress_cases.py small.
-    if past and cfg["present"]:
+    if past:
         node_outputs += ["present_key", "present_value"]
         outputs += [("present_key", elem_of(dt)), ("present_value", elem_of(dt))]
     if "qk_matmul_output_mode" in attrs:

@@ -41,48 +41,47 @@ def to_layout(x: np.ndarray, layout: str) -> np.ndarray:
     return x.transpose(0, 2, 1, 3).reshape(b, s, h * d)
 
 
-def _hadamard(n: int) -> np.ndarray:
-    h = np.ones((1, 1))
-    while h.shape[0] < n:
-        h = np.block([[h, h], [h, -h]])
-    return h
-
-
 # ---------------------------------------------------------------------------
-# Large logits. Each key/value head takes two orthogonal sign vectors u, v of
-# length 16 (rows of a Hadamard matrix); Q_i = alpha_i u + delta_i v and
-# K_j = beta_j u + gamma_j v, so Q_i . K_j = 16 (alpha_i beta_j + delta_i
-# gamma_j). |alpha beta| sets the size of the score (up to `peak_raw`), the
-# small delta gamma term spreads the scores of the three keys that tie at
-# the top (beta = +-1) by about 1.5 after scaling, so the softmax mixes a few
-# keys instead of picking one. Every product of elements and every partial
-# sum keeps the sign of alpha beta, so none exceeds peak_raw: a kernel that
-# forms Q K^T in float16 stays finite; only exp() of the unshifted scores
-# overflows (exp(88.7) is float32's largest).
+# Large logits. Each key/value head splits the 16 channels at random into 12
+# "size" channels, carrying signs u, and 4 "spread" channels, carrying signs
+# v: Q_i = alpha_i u + delta_i v and K_j = beta_j u + gamma_j v, so
+# Q_i . K_j = 12 alpha_i beta_j + 4 delta_i gamma_j. |alpha beta| sets the
+# size of the score (up to `peak_raw`); three keys share the top beta = +1
+# and three the bottom -1, and the small delta gamma term spreads the tied
+# scores by about 2 after scaling, so the softmax mixes a few keys instead of
+# picking one. The spread lives on its own channels, so bfloat16 keeps it.
+# Every product of elements and every partial sum keeps the sign of alpha
+# beta, so none exceeds peak_raw: a kernel that forms Q K^T in float16 stays
+# finite; only exp() of the unshifted scores overflows (exp(88.7) is
+# float32's largest). Elements are multiples of 1/8 (and stay so in
+# bfloat16), so every product and partial sum, below 2^16, is exact in
+# float32: a float32 kernel gets the scores exactly, and the case measures
+# the softmax, not the conditioning of a score of 2e4.
 LARGE = {"batch": 2, "q_heads": 2, "kv_heads": 2, "q_len": 4, "kv_len": 16, "head": 16, "v_head": 16}
 
 
 def _large_logit_qk(rng, cfg, peak_raw, scale, positive_rows=()):
     b, qh, kvh, s, kv = cfg["batch"], cfg["q_heads"], cfg["kv_heads"], cfg["q_len"], cfg["past"] + cfg["kv_len"]
     group = qh // kvh
-    magnitude = np.sqrt(peak_raw / 16.0)  # alpha and beta at most this
+    magnitude = np.sqrt(peak_raw / 12.0)  # alpha and beta at most this
     beta = rng.uniform(0.2, 0.8, kv) * rng.choice([-1.0, 1.0], kv)
     top = rng.choice(kv, 6, replace=False)
     beta[top[:3]], beta[top[3:]] = 1.0, -1.0
-    spread = 1.5 / scale
-    hadamard = _hadamard(16)
+    delta = 0.5 / scale  # scale * 4 * delta * gamma = 2 gamma
     q, k = np.zeros((b, qh, s, 16)), np.zeros((b, kvh, kv, 16))
     for bi in range(b):
         for kh in range(kvh):
-            u, v = hadamard[rng.choice(16, 2, replace=False)]
-            k[bi, kh] = np.outer(beta * magnitude, u) + np.outer(rng.normal(0.0, 1.0, kv), v)
+            channels = rng.permutation(16)
+            u, v = np.zeros(16), np.zeros(16)
+            u[channels[:12]] = rng.choice([-1.0, 1.0], 12)
+            v[channels[12:]] = rng.choice([-1.0, 1.0], 4)
+            k[bi, kh] = np.outer(beta * magnitude, u) + np.outer(rng.normal(0.0, 0.6, kv), v)
             for h in range(kh * group, (kh + 1) * group):
                 sign = rng.choice([-1.0, 1.0], s)
                 sign[list(positive_rows)] = 1.0
                 alpha = magnitude * rng.choice([0.75, 1.0], s) * sign
-                delta = rng.choice([-1.0, 1.0], s) * spread / 16.0
-                q[bi, h] = np.outer(alpha, u) + np.outer(delta, v)
-    return q, k, beta
+                q[bi, h] = np.outer(alpha, u) + np.outer(rng.choice([-1.0, 1.0], s) * delta, v)
+    return np.round(q * 8.0) / 8.0, np.round(k * 8.0) / 8.0, beta
 
 
 def _check_large(case, q, k, scale, least_peak):
@@ -119,9 +118,10 @@ def _large_case(opset, label, cfg, dt, peak_raw, scale):
         mask[..., 1, :] = beta < 0
         replace_input(case, "attn_mask", mask)
     elif kind == "float":
-        # Finite offsets in [-3, 0.5], and -1e4 on about a third of the keys:
-        # large, finite, and representable in every dtype.
-        mask = rng.uniform(-3.0, 0.5, input_of(case, "attn_mask").shape)
+        # Finite offsets in [-3, 0.5] in steps of 1/8 (so that score + mask
+        # stays exact in float32), and -1e4 on about a third of the keys:
+        # large, and finite in every dtype.
+        mask = np.round(rng.uniform(-3.0, 0.5, input_of(case, "attn_mask").shape) * 8.0) / 8.0
         mask[rng.random(mask.shape) < 0.3] = -1e4
         replace_input(case, "attn_mask", as_dtype(mask, dt))
     return case
@@ -247,9 +247,11 @@ LONG_FEATURES = [
     (23, "long_decode_4d", _long("decode: 1 query over 4096 keys, one head of 16")),
     (23, "long_decode_gqa_3d", _long("decode: 1 query over 4096 keys, 2 query heads on 1 key/value head, 3-D",
                                      layout="3d", q_heads=2)),
+    # Past and present go together (the schema: "They shall be used
+    # together"), so this case also writes the two 4096-key present outputs.
     (23, "long_prefill_chunk_causal_past_4d",
-     _long("a chunk of 4 queries after a past of 4092 keys (T = 4096), is_causal=1, no present outputs", q_len=4,
-           kv_len=4, past=4092, present=False, attrs={"is_causal": 1})),
+     _long("a chunk of 4 queries after a past of 4092 keys (T = 4096), is_causal=1, with present outputs",
+           q_len=4, kv_len=4, past=4092, attrs={"is_causal": 1})),
     (24, "long_decode_nonpad_4d", _long("decode: 1 query over an external cache of 4352 keys, nonpad_kv_seqlen [4100]",
                                         kv_len=4352, nonpad=[4100])),
     (24, "long_prefill_chunk_causal_nonpad_4d",
