@@ -1,7 +1,8 @@
 """Writes the conformance corpus of the attention-era functions (Swish, SwiGLU,
 RMSNormalization, RotaryEmbedding, TensorScatter, Attention, the QDQ
-MatMul pattern, and the org.onnxparity.contrib normalisations) in the ONNX
-backend-test layout, then fills the expected
+MatMul pattern, the org.onnxparity.contrib normalisations, and the stress
+cases: large logits, fully masked rows, long key sequences, 16-bit sums
+that cancel) in the ONNX backend-test layout, then fills the expected
 outputs with the reference evaluator (`parity expect`).
 
   write_cases.py --out DIR [--parity PATH] [--min-cases N] [--filter TEXT]
@@ -28,10 +29,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attention_cases  # noqa: E402
 import attention25_cases  # noqa: E402
 import basic_cases  # noqa: E402
+import cancel_cases  # noqa: E402
 import contrib_attention_cases  # noqa: E402
 import contrib_cases  # noqa: E402
 import flex_cases  # noqa: E402
 import quant_cases  # noqa: E402
+import stress_cases  # noqa: E402
 from case_common import Case, elem_type  # noqa: E402
 
 GENERATOR = "cases/functions/write_cases.py"
@@ -44,7 +47,7 @@ def all_cases() -> list:
             basic_cases.rotary_embedding() + basic_cases.tensor_scatter() + attention_cases.attention() +
             basic_cases.qdq_matmul() + contrib_cases.contrib() +
             attention25_cases.attention25() + quant_cases.quant() + flex_cases.flex() +
-            contrib_attention_cases.contrib_attention())
+            contrib_attention_cases.contrib_attention() + stress_cases.stress() + cancel_cases.cancel())
 
 
 def build_model(case: Case) -> onnx.ModelProto:
