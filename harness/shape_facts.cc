@@ -346,6 +346,10 @@ ShapeFacts SoftmaxFacts(const NodeView& v) {
 // statistics are over dims[axis:] (axis default -1). SkipLayerNormalization
 // and SkipSimplifiedLayerNormalization (com.microsoft) have no axis and
 // normalise the last dim, which the default gives.
+// The losses fold every score into one mean (or one value per sample): n is
+// the scores' element count, which bounds both the class softmax and the mean.
+ShapeFacts LossFacts(const NodeView& v) { return N(TrailingProduct(v.InputDims(0), 0)); }
+
 ShapeFacts TrailingNormFacts(const NodeView& v) { return N(TrailingProduct(v.InputDims(0), v.Int("axis", -1))); }
 
 // GroupNormalization: X is [N, C, spatial...]; each group's statistics are
@@ -516,6 +520,8 @@ const std::map<std::string, Rule, std::less<>>& Rules() {
       {"QLinearConv", ConvFacts},
       {"DeformConv", ConvFacts},
       {"ConvTranspose", ConvTransposeFacts},
+      {"SoftmaxCrossEntropyLoss", LossFacts},
+      {"NegativeLogLikelihoodLoss", LossFacts},
       {"ReduceSum", ReduceFacts},
       {"ReduceMean", ReduceFacts},
       {"ReduceProd", ReduceFacts},

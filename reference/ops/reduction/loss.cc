@@ -50,6 +50,7 @@ StatusOr<Value> NllLoss(const KernelContext& ctx, DataType dtype, const std::vec
   std::vector<double> loss(static_cast<size_t>(target.size()), 0.0);
   double loss_sum = 0.0;
   double weight_sum = 0.0;
+  const Summation summation(ctx, dtype);
   for (int64_t n = 0; n < n_count; ++n) {
     for (int64_t d = 0; d < inner; ++d) {
       const int64_t pos = n * inner + d;
@@ -58,8 +59,8 @@ StatusOr<Value> NllLoss(const KernelContext& ctx, DataType dtype, const std::vec
       if (t < 0 || t >= classes) return ctx.Error("target value ", t, " is out of range [0, ", classes, ")");
       const double w = weight ? (*weight)[t] : 1.0;
       loss[pos] = -input[(n * classes + t) * inner + d] * w;
-      loss_sum += loss[pos];
-      weight_sum += w;
+      loss_sum = summation.Add(loss_sum, loss[pos]);
+      weight_sum = summation.Add(weight_sum, w);
     }
   }
   if (reduction == "none") return MakeResult(ctx, dtype, target.shape(), loss);
@@ -90,12 +91,13 @@ StatusOr<std::vector<Value>> SoftmaxCrossEntropyLossKernel(const KernelContext& 
   const AxisSplit s = SplitAtAxis(x->shape(), 1);
   const std::vector<double> in = x->ToDoubles();
   std::vector<double> log_prob(in.size());
+  const Summation summation(ctx, x->dtype());
   for (int64_t o = 0; o < s.outer; ++o) {
     for (int64_t i = 0; i < s.inner; ++i) {
       double m = -INFINITY;
       for (int64_t k = 0; k < s.dim; ++k) m = std::max(m, in[s.At(o, k, i)]);
       double sum = 0.0;
-      for (int64_t k = 0; k < s.dim; ++k) sum += std::exp(in[s.At(o, k, i)] - m);
+      for (int64_t k = 0; k < s.dim; ++k) sum = summation.Add(sum, summation.Term(std::exp(in[s.At(o, k, i)] - m)));
       const double log_sum = std::log(sum);
       for (int64_t k = 0; k < s.dim; ++k) log_prob[s.At(o, k, i)] = in[s.At(o, k, i)] - m - log_sum;
     }
