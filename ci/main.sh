@@ -3,7 +3,8 @@
 # generated function corpus (cases/functions/) and the valid variant-graph
 # cases (cases/variants/; the reference selects entries for its targets,
 # ONNX Runtime runs the main graphs) and the stateful aliasing cases
-# (cases/aliasing/valid, their steps in one session) through the
+# (cases/aliasing/valid, their steps in one session) and the exported models
+# (cases/models/, expected outputs from eager PyTorch) through the
 # CPU adapters, the reference evaluator and ONNX Runtime's CPU execution
 # provider, each in worker processes; one run folder per adapter
 # (out/reference/, out/onnxruntime/) and one report with both side by side
@@ -20,9 +21,10 @@ build/parity corpus onnx-node --out build/corpus/onnx_node
 status=0
 for adapter in reference onnxruntime; do
   build/parity run --adapter "$adapter" --device cpu --cases build/corpus/onnx_node build/corpus/functions build/corpus/variants/valid \
-    build/corpus/aliasing/valid \
+    build/corpus/aliasing/valid cases/models \
     --out "out/$adapter" --fresh --jobs "$(nproc)" \
     --expect "adapters/$adapter/expectations/onnx_node.json" --expect "adapters/$adapter/expectations/functions.json" \
+    --expect "adapters/$adapter/expectations/models.json" \
     || status=$?
 done
 build/parity report out/reference out/onnxruntime --out out/report

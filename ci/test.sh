@@ -39,6 +39,18 @@ build/parity run --adapter onnx_reference --cases build/corpus/functions --out b
 build/parity run --adapter numpy_oracle --cases build/corpus/functions --out build/results/numpy_oracle --fresh \
   --jobs "$(nproc)" --progress quiet --expect adapters/numpy_oracle/expectations/functions.json
 
+echo "== error budgets (spec/tolerance.md): a FlashAttention-2-style kernel and nine faults; ONNX's node corpus of onnx 1.22 against ONNX's runner"
+# The correct kernel must pass every Attention case of the function corpus
+# (float16 and bfloat16 included), and each fault must fail one it passes.
+PARITY_FUNCTION_CORPUS=build/corpus/functions PARITY_BINARY_DIR=build PYTHONPATH=build/python:harness/python \
+  .venv/bin/python adapters/flash_attention/corpus_check.py
+# Case folders without case.json (fetched by ci/setup.sh), read as ONNX's
+# runner reads them; runner_agreement.py puts the runner's own verdicts beside ours.
+rm -rf build/results/eval-onnx-1.22
+build/parity eval build/corpus/onnx_node_1.22 --quiet --out build/results/eval-onnx-1.22 \
+  --expect adapters/reference/expectations/onnx_node_1.22.json
+.venv/bin/python cases/onnx_node/runner_agreement.py --corpus build/corpus/onnx_node_1.22 --eval build/results/eval-onnx-1.22
+
 echo "== variant graphs (spec/variants.md): validator, equivalence, selection and fallback"
 .venv/bin/python cases/variants/write_cases.py --out build/corpus/variants --parity build/parity --no-check
 build/parity check --cases build/corpus/variants/invalid
