@@ -20,6 +20,8 @@ namespace {
 // The element type a hook sees: softmax_precision when given, else double for
 // double inputs and float for every narrower float type.
 StatusOr<DataType> SoftmaxType(const KernelContext& ctx, DataType input) {
+  // The double result keeps every narrower precision in float64 (KernelContext::widened).
+  if (ctx.widened()) return DataType::kDouble;
   if (!ctx.has_attribute("softmax_precision")) return input == DataType::kDouble ? DataType::kDouble : DataType::kFloat;
   const int64_t p = ctx.GetInt("softmax_precision", 1);
   const DataType t = static_cast<DataType>(p);
@@ -39,7 +41,7 @@ StatusOr<std::vector<double>> RunHook(const KernelContext& ctx, const char* name
   }
   const onnx::TypeProto& declared = graph.input(0).type();
   if (declared.has_tensor_type() && declared.tensor_type().elem_type() != 0 &&
-      declared.tensor_type().elem_type() != static_cast<int32_t>(type)) {
+      declared.tensor_type().elem_type() != static_cast<int32_t>(type) && !ctx.widened()) {
     return ctx.Error(name, " input '", graph.input(0).name(), "' is declared ",
                      DataTypeName(static_cast<DataType>(declared.tensor_type().elem_type())),
                      " but the softmax precision is ", DataTypeName(type));
