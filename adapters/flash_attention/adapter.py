@@ -13,12 +13,11 @@ for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
 import numpy as np  # noqa: E402
-import onnx  # noqa: E402
-from google.protobuf.message import DecodeError  # noqa: E402
 
 import attention_call  # noqa: E402
 import faults  # noqa: E402
 import kernel  # noqa: E402
+import parity_external_data as external_data  # noqa: E402
 import parity_protocol as protocol  # noqa: E402
 
 ADAPTER_VERSION = "1"
@@ -54,12 +53,7 @@ class FlashAttentionAdapter(protocol.Adapter):
             blocks = faults.blocks_from_environment()
         except faults.SettingError as error:
             raise protocol.AdapterError(protocol.INVALID_ARGUMENT, str(error)) from error
-        model = onnx.ModelProto()
-        try:
-            model.ParseFromString(model_bytes)
-        except DecodeError as error:
-            raise protocol.AdapterError(protocol.INVALID_ARGUMENT, f"the model is not a valid ModelProto: {error}") \
-                from error
+        model = external_data.read_model(model_bytes, options.model_dir, "the flash kernel")
         call = attention_call.read_call(model)
         return _Session(call, fault, blocks), protocol.SessionReport(placement=[(call.node_name, "cpu")])
 

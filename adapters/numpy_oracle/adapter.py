@@ -12,8 +12,6 @@ for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
 import numpy as np  # noqa: E402
-import onnx  # noqa: E402
-from google.protobuf.message import DecodeError  # noqa: E402
 
 import ops_attention  # noqa: E402
 import ops_basic  # noqa: E402
@@ -55,18 +53,7 @@ class NumpyOracleAdapter(protocol.Adapter):
         return protocol.Capabilities(declared=False)
 
     def create_session(self, model_bytes: bytes, options: protocol.SessionOptions):
-        model = onnx.ModelProto()
-        try:
-            model.ParseFromString(model_bytes)
-        except DecodeError as error:
-            raise protocol.AdapterError(protocol.INVALID_ARGUMENT, f"the model is not a valid ModelProto: {error}") \
-                from error
-        if external_data.check_external_data(model, options.model_dir):
-            try:
-                onnx.external_data_helper.load_external_data_for_model(model, options.model_dir)
-            except Exception as error:  # noqa: BLE001 - a file that cannot be read becomes a status
-                raise protocol.AdapterError(protocol.INVALID_ARGUMENT, "could not load the external data: "
-                                            f"{type(error).__name__}: {error}") from error
+        model = external_data.read_model(model_bytes, options.model_dir, "the numpy oracle")
         try:
             session = Model(model, REGISTRY)
         except OracleError as error:

@@ -14,7 +14,6 @@ import re  # noqa: E402
 
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
-from google.protobuf.message import DecodeError  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
 
 import parity_external_data as external_data  # noqa: E402
@@ -69,21 +68,10 @@ class OnnxReferenceAdapter(protocol.Adapter):
         return protocol.Capabilities(declared=False)
 
     def create_session(self, model_bytes: bytes, options: protocol.SessionOptions):
-        model = onnx.ModelProto()
-        try:
-            model.ParseFromString(model_bytes)
-        except DecodeError as error:
-            raise protocol.AdapterError(protocol.INVALID_ARGUMENT, f"the model is not a valid ModelProto: {error}") \
-                from error
         # External data is read only from inside the model's folder (the
         # containment rule, checked before onnx opens any file), into the
         # tensors themselves, so the evaluator sees ordinary initializers.
-        if external_data.check_external_data(model, options.model_dir):
-            try:
-                onnx.external_data_helper.load_external_data_for_model(model, options.model_dir)
-            except Exception as error:  # noqa: BLE001 - a file that cannot be read becomes a status
-                raise protocol.AdapterError(protocol.INVALID_ARGUMENT, f"onnx {onnx.__version__} could not load "
-                                            f"the external data: {type(error).__name__}: {error}") from error
+        model = external_data.read_model(model_bytes, options.model_dir, f"onnx {onnx.__version__}")
         try:
             evaluator = ReferenceEvaluator(model)
         except Exception as error:  # noqa: BLE001 - every evaluator failure becomes a status

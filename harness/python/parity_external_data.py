@@ -143,3 +143,26 @@ def check_external_data(model: onnx.ModelProto, model_dir: str) -> bool:
     for tensor in tensors:
         check_external_tensor(tensor, model_dir)
     return bool(tensors)
+
+
+def read_model(model_bytes: bytes, model_dir: str, who: str) -> onnx.ModelProto:
+    """The model of a CreateSession request with its external data loaded
+    into its tensors, read only from inside `model_dir` (the containment
+    rule first). A model that does not parse, or external data that breaks
+    the rule or cannot be read, raises AdapterError INVALID_ARGUMENT; `who`
+    names the reader in that message ("onnx 1.23.2")."""
+    from google.protobuf.message import DecodeError
+
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(model_bytes)
+    except DecodeError as error:
+        raise protocol.AdapterError(protocol.INVALID_ARGUMENT, f"the model is not a valid ModelProto: {error}") \
+            from error
+    if check_external_data(model, model_dir):
+        try:
+            onnx.external_data_helper.load_external_data_for_model(model, model_dir)
+        except Exception as error:  # noqa: BLE001 - a file that cannot be read becomes a status
+            raise protocol.AdapterError(protocol.INVALID_ARGUMENT, f"{who} could not load the external data: "
+                                        f"{type(error).__name__}: {error}") from error
+    return model
