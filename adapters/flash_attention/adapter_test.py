@@ -2,9 +2,7 @@
 harness runs it (adapter.json's command, in the adapter's folder): what it
 refuses and why, and the shapes and types of what it returns."""
 
-import json
 import os
-import sys
 import unittest
 
 import ml_dtypes
@@ -13,10 +11,9 @@ from onnx import TensorProto, helper
 
 import parity_protocol as protocol
 import parity_worker_pb2 as pb
-from parity_worker_client import WorkerClient
+from parity_worker_client import start_adapter_worker
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PYTHON = os.environ.get("PARITY_PYTHON", sys.executable)
 
 
 def attention_model(opset=24, inputs=("Q", "K", "V"), outputs=("Y",), op_type="Attention", elem=TensorProto.FLOAT16,
@@ -30,17 +27,8 @@ def attention_model(opset=24, inputs=("Q", "K", "V"), outputs=("Y",), op_type="A
 
 
 def start_worker(**environment):
-    with open(os.path.join(HERE, "adapter.json")) as f:
-        manifest = json.load(f)
-    command = [PYTHON if part == "{python}" else part for part in manifest["command"]]
-    # The worker runs in the adapter's folder: a relative PYTHONPATH would not reach the modules.
-    python_path = ":".join(os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(":") if p)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PARITY_FLASH_")}
-    env.update(environment, PYTHONPATH=python_path)
-    worker = WorkerClient(command, cwd=HERE, env=env, timeout=120)
-    hello = worker.hello()
-    assert hello.status.code == pb.OK, hello.status.message
-    return worker, hello.info
+    _, worker, info = start_adapter_worker(HERE, environment, drop_prefix="PARITY_FLASH_")
+    return worker, info
 
 
 def values(**named):

@@ -1,7 +1,6 @@
 """Tests of the numpy oracle adapter as the harness runs it: a worker process
 started by adapter.json's command in the adapter's folder. The oracle's
 maths is tested beside each module (values_test.py, ops_*_test.py)."""
-import json
 import math
 import os
 import sys
@@ -13,13 +12,12 @@ from onnx import TensorProto, helper
 
 import parity_protocol as protocol
 import parity_worker_pb2 as pb
-from parity_worker_client import WorkerClient
+from parity_worker_client import start_adapter_worker
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from oracle_testing import model_of  # noqa: E402
 
-PYTHON = os.environ.get("PARITY_PYTHON", sys.executable)
 
 
 def values(**named):
@@ -38,15 +36,7 @@ SWISH_MODEL = model_of([helper.make_node("Swish", ["x"], ["y"], name="swish0")],
 class NumpyOracleAdapterTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        with open(os.path.join(HERE, "adapter.json")) as f:
-            cls.manifest = json.load(f)
-        command = [PYTHON if part == "{python}" else part for part in cls.manifest["command"]]
-        # The worker runs in the adapter's folder: PYTHONPATH entries must be absolute.
-        python_path = ":".join(os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(":") if p)
-        cls.worker = WorkerClient(command, cwd=HERE, env=dict(os.environ, PYTHONPATH=python_path), timeout=120)
-        hello = cls.worker.hello()
-        assert hello.status.code == pb.OK, hello.status.message
-        cls.info = hello.info
+        cls.manifest, cls.worker, cls.info = start_adapter_worker(HERE)
 
     @classmethod
     def tearDownClass(cls):

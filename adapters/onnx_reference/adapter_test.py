@@ -1,7 +1,6 @@
 """Tests of the onnx reference adapter, run as a worker process the way the
 harness runs it (adapter.json's command, in the adapter's folder)."""
 
-import json
 import os
 import sys
 import unittest
@@ -12,12 +11,11 @@ from onnx import TensorProto, helper
 
 import parity_protocol as protocol
 import parity_worker_pb2 as pb
-from parity_worker_client import WorkerClient
+from parity_worker_client import start_adapter_worker
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import adapter as reference_adapter  # noqa: E402 - the module under test, for its error mapping
-PYTHON = os.environ.get("PARITY_PYTHON", sys.executable)
 
 IR_VERSION = 10
 OPSET = 21
@@ -50,15 +48,7 @@ ADD_MODEL = make_model([helper.make_node("Add", ["a", "b"], ["c"], name="add0")]
 class OnnxReferenceAdapterTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        with open(os.path.join(HERE, "adapter.json")) as f:
-            cls.manifest = json.load(f)
-        command = [PYTHON if part == "{python}" else part for part in cls.manifest["command"]]
-        # The worker runs in the adapter's folder: a relative PYTHONPATH would not reach the modules.
-        python_path = ":".join(os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(":") if p)
-        cls.worker = WorkerClient(command, cwd=HERE, env=dict(os.environ, PYTHONPATH=python_path), timeout=120)
-        hello = cls.worker.hello()
-        assert hello.status.code == pb.OK, hello.status.message
-        cls.info = hello.info
+        cls.manifest, cls.worker, cls.info = start_adapter_worker(HERE)
 
     @classmethod
     def tearDownClass(cls):

@@ -1,7 +1,6 @@
 """Tests of the ONNX Runtime adapter, run as a worker process the way the
 harness runs it (adapter.json's command, in the adapter's folder)."""
 
-import json
 import os
 import sys
 import unittest
@@ -15,12 +14,11 @@ from onnxruntime.capi import onnxruntime_pybind11_state as ort_errors
 
 import parity_protocol as protocol
 import parity_worker_pb2 as pb
-from parity_worker_client import WorkerClient
+from parity_worker_client import start_adapter_worker
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import adapter as ort_adapter  # noqa: E402 - the module under test, for its error mapping
-PYTHON = os.environ.get("PARITY_PYTHON", sys.executable)
 HAS_CUDA = "CUDAExecutionProvider" in onnxruntime.get_available_providers()
 
 # IR 10 / opset 21: models every ONNX Runtime of the last two years reads.
@@ -84,18 +82,8 @@ class OnnxRuntimeAdapterTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        with open(os.path.join(HERE, "adapter.json")) as f:
-            cls.manifest = json.load(f)
-        command = [PYTHON if part == "{python}" else part for part in cls.manifest["command"]]
-        # The worker runs in the adapter's folder: a relative PYTHONPATH would not reach the modules.
-        python_path = ":".join(os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(":") if p)
         # Contrib twins on, whatever the caller's environment says (ContribTwinsOffTest turns them off).
-        env = dict(os.environ, PYTHONPATH=python_path)
-        env.update({ort_adapter.TWINS_ENV: "1"}, **cls.extra_env)
-        cls.worker = WorkerClient(command, cwd=HERE, env=env, timeout=120)
-        hello = cls.worker.hello()
-        assert hello.status.code == pb.OK, hello.status.message
-        cls.info = hello.info
+        cls.manifest, cls.worker, cls.info = start_adapter_worker(HERE, {ort_adapter.TWINS_ENV: "1", **cls.extra_env})
 
     @classmethod
     def tearDownClass(cls):

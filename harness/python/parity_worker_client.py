@@ -3,9 +3,11 @@ and exchanges frames with it. For tests of workers and Python adapters."""
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -120,3 +122,23 @@ class WorkerClient:
         self._log.flush()
         self._log.seek(0)
         return self._log.read().decode("utf-8", "replace")
+
+
+def start_adapter_worker(adapter_dir: str, environment: dict | None = None, drop_prefix: str = "") -> tuple:
+    """Starts the Python adapter of `adapter_dir` as the harness does: the
+    command of its adapter.json ("{python}" being PARITY_PYTHON or this
+    interpreter), in its folder, with PYTHONPATH made absolute (a relative one
+    would not reach the modules from there). Variables starting with
+    `drop_prefix` are left out of the environment and `environment` is added.
+    Returns (manifest, worker, hello's AdapterInfo) once hello answered OK."""
+    with open(os.path.join(adapter_dir, "adapter.json")) as f:
+        manifest = json.load(f)
+    python = os.environ.get("PARITY_PYTHON", sys.executable)
+    command = [python if part == "{python}" else part for part in manifest["command"]]
+    python_path = ":".join(os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(":") if p)
+    env = {k: v for k, v in os.environ.items() if not (drop_prefix and k.startswith(drop_prefix))}
+    env.update(environment or {}, PYTHONPATH=python_path)
+    worker = WorkerClient(command, cwd=adapter_dir, env=env, timeout=120)
+    hello = worker.hello()
+    assert hello.status.code == pb.OK, hello.status.message
+    return manifest, worker, hello.info
