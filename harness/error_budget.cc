@@ -113,8 +113,7 @@ OutputComparison CompareWithBudget(const Value& expected, const Value& actual, c
   // float8, float6 and float4 outputs are quantized data, which the double
   // run keeps as they are: no budget.
   const DataType type = expected.is_tensor() ? expected.tensor().dtype() : DataType::kUndefined;
-  const bool budget_type = type == DataType::kDouble || type == DataType::kFloat || type == DataType::kFloat16 ||
-                           type == DataType::kBfloat16;
+  const bool budget_type = type == DataType::kDouble || IsFloat32OrHalf(type);
   const bool budget_applies = floor.verdict == CompareVerdict::kMismatch && runs && budget_type &&
                               actual.is_tensor() &&
                               expected.tensor().dtype() == actual.tensor().dtype() &&

@@ -58,6 +58,12 @@ int PackedBits(DataType type);
 
 bool IsFloatingPoint(DataType type);  // every float format, not complex
 bool IsSmallFloat(DataType type);     // float16, bfloat16 and the 8/6/4-bit floats
+// float32, float16 and bfloat16: the types kernels compute with and
+// accumulate in float32 (unlike float64, and the 8/6/4-bit floats, which
+// hold quantized data).
+inline bool IsFloat32OrHalf(DataType type) {
+  return type == DataType::kFloat || type == DataType::kFloat16 || type == DataType::kBfloat16;
+}
 bool IsSignedInteger(DataType type);  // int2 .. int64
 bool IsUnsignedInteger(DataType type);  // uint2 .. uint64 (not bool)
 inline bool IsInteger(DataType type) { return IsSignedInteger(type) || IsUnsignedInteger(type); }

@@ -22,16 +22,12 @@ const char* ArithmeticName(Arithmetic arithmetic) {
 
 namespace {
 
-bool IsWidened(DataType dtype) {
-  return dtype == DataType::kFloat || dtype == DataType::kFloat16 || dtype == DataType::kBfloat16;
-}
-
 // `value` with its float32, float16 and bfloat16 tensors as float64 holding
 // the same numbers (Arithmetic::kWide); other values are returned as they are.
 StatusOr<Value> Widen(const Value& value) {
   if (value.is_tensor()) {
     const Tensor& t = value.tensor();
-    if (!IsWidened(t.dtype())) return value;
+    if (!IsFloat32OrHalf(t.dtype())) return value;
     PARITY_ASSIGN_OR_RETURN(Tensor wide, Tensor::FromDoubles(DataType::kDouble, t.shape(), t.ToDoubles()));
     return Value::FromTensor(std::move(wide));
   }
@@ -42,8 +38,8 @@ StatusOr<Value> Widen(const Value& value) {
       PARITY_ASSIGN_OR_RETURN(Value w, Widen(e));
       elements.push_back(std::move(w));
     }
-    const DataType type = IsWidened(value.sequence_element_type()) ? DataType::kDouble : value.sequence_element_type();
-    return Value::FromSequence(std::move(elements), type);
+    const DataType kept = value.sequence_element_type();
+    return Value::FromSequence(std::move(elements), IsFloat32OrHalf(kept) ? DataType::kDouble : kept);
   }
   if (value.is_optional() && value.has_element()) {
     PARITY_ASSIGN_OR_RETURN(Value w, Widen(value.element()));

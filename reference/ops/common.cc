@@ -75,4 +75,9 @@ StatusOr<Value> MakeResult(const KernelContext& ctx, DataType dtype, Shape shape
 
 std::vector<int64_t> ReadInt64s(const Tensor& tensor) { return tensor.ToInt64s(); }
 
+Status RequireFloat32OrHalf(const KernelContext& ctx, const Tensor& t, const char* what) {
+  if (IsFloat32OrHalf(t.dtype()) || (ctx.widened() && t.dtype() == DataType::kDouble)) return Status::Ok();
+  return ctx.Error(what, " must be float32, float16 or bfloat16, got ", t.Description());
+}
+
 }  // namespace parity::ops

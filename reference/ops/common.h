@@ -48,8 +48,7 @@ StatusOr<Tensor> Allocate(const KernelContext& ctx, DataType dtype, Shape shape)
 class Summation {
  public:
   Summation(const KernelContext& ctx, DataType data)
-      : float32_(ctx.float32_sums() &&
-                 (data == DataType::kFloat || data == DataType::kFloat16 || data == DataType::kBfloat16)) {}
+      : float32_(ctx.float32_sums() && IsFloat32OrHalf(data)) {}
   // sum + term, rounded once to float32 in the conventional arithmetic.
   double Add(double sum, double term) const { return float32_ ? static_cast<float>(sum + term) : sum + term; }
   // A term the kernel forms on its own (an exp), as a float32 kernel holds it.
@@ -58,6 +57,11 @@ class Summation {
  private:
   bool float32_;
 };
+
+// An error naming `what` unless `t` is float32, float16 or bfloat16, the
+// types of operators that admit no other (float64 too in the double result,
+// KernelContext::widened, which holds those types in float64).
+Status RequireFloat32OrHalf(const KernelContext& ctx, const Tensor& t, const char* what);
 
 // Reads a 1-D (or scalar) integer tensor as int64 values.
 std::vector<int64_t> ReadInt64s(const Tensor& tensor);

@@ -46,9 +46,7 @@ StatusOr<std::vector<Value>> GroupQueryAttention(const KernelContext &ctx) {
   PARITY_ASSIGN_OR_RETURN(const Tensor *key, ctx.RequireTensor(kKey));
   PARITY_ASSIGN_OR_RETURN(const Tensor *value, ctx.RequireTensor(kValue));
   const DataType dtype = query->dtype();
-  if (dtype != DataType::kFloat && dtype != DataType::kFloat16 && dtype != DataType::kBfloat16 && !ctx.widened()) {
-    return ctx.Error("query must be float32, float16 or bfloat16, got ", query->Description());
-  }
+  PARITY_RETURN_IF_ERROR(RequireFloat32OrHalf(ctx, *query, "query"));
   if (key->dtype() != dtype || value->dtype() != dtype) {
     return ctx.Error("key ", key->Description(), " and value ", value->Description(), " must have query's type");
   }

@@ -53,9 +53,7 @@ StatusOr<std::vector<Value>> MultiHeadAttention(const KernelContext &ctx) {
   PARITY_ASSIGN_OR_RETURN(const Tensor *key, ctx.RequireTensor(kKey));
   PARITY_ASSIGN_OR_RETURN(const Tensor *value, ctx.RequireTensor(kValue));
   const DataType dtype = query->dtype();
-  if (dtype != DataType::kFloat && dtype != DataType::kFloat16 && dtype != DataType::kBfloat16 && !ctx.widened()) {
-    return ctx.Error("query must be float32, float16 or bfloat16, got ", query->Description());
-  }
+  PARITY_RETURN_IF_ERROR(RequireFloat32OrHalf(ctx, *query, "query"));
   PARITY_RETURN_IF_ERROR(RequireType(ctx, *key, dtype, "key"));
   PARITY_RETURN_IF_ERROR(RequireType(ctx, *value, dtype, "value"));
   if (query->rank() != 3 || key->rank() != 3 || value->rank() != 3) {

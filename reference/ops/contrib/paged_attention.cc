@@ -82,9 +82,7 @@ StatusOr<std::vector<Value>> PagedAttention(const KernelContext &ctx) {
   PARITY_ASSIGN_OR_RETURN(const Tensor *past_t, ctx.RequireTensor(kPastSeqlens));
   PARITY_ASSIGN_OR_RETURN(const Tensor *table_t, ctx.RequireTensor(kBlockTable));
   const DataType dtype = query->dtype();
-  if (dtype != DataType::kFloat && dtype != DataType::kFloat16 && dtype != DataType::kBfloat16 && !ctx.widened()) {
-    return ctx.Error("query must be float32, float16 or bfloat16, got ", query->Description());
-  }
+  PARITY_RETURN_IF_ERROR(RequireFloat32OrHalf(ctx, *query, "query"));
   if (query->rank() != 2 || query->dim(1) % heads != 0) {
     return ctx.Error("query must be 2-D [tokens, num_heads * head_size] with num_heads = ", heads, ", got ",
                      query->Description());

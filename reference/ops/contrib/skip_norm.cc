@@ -76,9 +76,7 @@ StatusOr<std::vector<Value>> SkipNormalize(const KernelContext& ctx, bool simpli
   PARITY_ASSIGN_OR_RETURN(const Tensor* input, ctx.RequireTensor(0));
   PARITY_ASSIGN_OR_RETURN(const Tensor* skip, ctx.RequireTensor(1));
   const DataType dtype = input->dtype();
-  if (dtype != DataType::kFloat && dtype != DataType::kFloat16 && dtype != DataType::kBfloat16 && !ctx.widened()) {
-    return ctx.Error("input must be float32, float16 or bfloat16, got ", input->Description());
-  }
+  PARITY_RETURN_IF_ERROR(RequireFloat32OrHalf(ctx, *input, "input"));
   if (input->rank() < 1) return ctx.Error("input must have rank >= 1, got ", input->Description());
   if (skip->dtype() != dtype) {
     return ctx.Error("skip must have the type of input (", DataTypeName(dtype), "), got ", skip->Description());
