@@ -13,6 +13,7 @@ debian_packages=(
   libssl-dev
   libgtest-dev libgmock-dev googletest
   libbenchmark-dev
+  libopenblas-dev libopenblas0-pthread
   libze-dev libze1
   libdnnl-dev
   python3-venv

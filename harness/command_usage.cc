@@ -78,6 +78,10 @@ const std::vector<SharedNote>& SharedNotes() {
        "eval and check take --memory-limit MIB: the largest tensor, declared or\n"
        "computed, that may be allocated (default 16384 MiB); larger ones are refused\n"
        "before any allocation."},
+      {{"eval", "check", "expect", "run"},
+       "eval, check, expect and run take --threads N: the threads one operator may use\n"
+       "(default: one per core; run passes it to its workers). Results are the same\n"
+       "bits for every N."},
   };
   return notes;
 }

@@ -20,6 +20,7 @@
 #include "harness/run/run_command.h"
 #include "harness/run/variant_check.h"
 #include "harness/report_command.h"
+#include "reference/core/parallel.h"
 #include "reference/core/status.h"
 #include "reference/core/tensor.h"
 #include "reference/model/malformed_models.h"
@@ -223,6 +224,23 @@ bool ApplyMemoryLimit(std::vector<std::string>& args) {
   return true;
 }
 
+// Takes --threads N out of `args` and applies it (reference/core/parallel.h) to
+// this process and, through PARITY_THREADS, to the workers it starts; false
+// on a bad value.
+bool ApplyThreads(std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] != "--threads") continue;
+    char* end = nullptr;
+    const long long threads = i + 1 < args.size() ? std::strtoll(args[i + 1].c_str(), &end, 10) : -1;
+    if (threads <= 0 || *end != '\0' || threads > 1024) return false;
+    parity::SetThreadCount(static_cast<int>(threads));
+    setenv("PARITY_THREADS", std::to_string(threads).c_str(), 1);
+    args.erase(args.begin() + static_cast<std::ptrdiff_t>(i), args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
+    return true;
+  }
+  return true;
+}
+
 int Main(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << parity::FullUsage();
@@ -249,6 +267,7 @@ int Main(int argc, char** argv) {
     return 0;
   }
   if (!ApplyMemoryLimit(args)) return Usage(command, "--memory-limit takes a positive number of MiB");
+  if (!ApplyThreads(args)) return Usage(command, "--threads takes a number of threads from 1 to 1024");
   if (command == "corpus") return RunCorpus(args);
   if (command == "eval") return RunEval(args);
   if (command == "check") return parity::RunCheckArgs(args);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "adapters/reference/reference_session.h"
+#include "reference/core/parallel.h"
 #include "reference/core/tensor.h"
 #include "reference/eval/registry.h"
 #include "reference/ops/reference_registry.h"
@@ -40,6 +41,18 @@ inline bool ApplyHostMemoryLimit() {
   return true;
 }
 
+// `parity run --threads N` passes N in PARITY_THREADS: the threads one
+// operator may use in this worker (reference/core/parallel.h). Digits only,
+// 1 to 1024; anything else leaves one per core.
+inline bool ApplyHostThreads() {
+  const char* text = std::getenv("PARITY_THREADS");
+  if (!text || !*text || std::strlen(text) > 4 || std::strspn(text, "0123456789") != std::strlen(text)) return false;
+  const int threads = std::atoi(text);
+  if (threads <= 0 || threads > 1024) return false;
+  SetThreadCount(threads);
+  return true;
+}
+
 // What tells the two libraries apart.
 struct ReferenceFlavour {
   const char* name;         // parity_adapter_info.name
@@ -55,7 +68,9 @@ class ReferenceAdapter {
  public:
   static const parity_adapter_api* Query(uint32_t host_abi_version) {
     static const bool limited = ApplyHostMemoryLimit();
+    static const bool threaded = ApplyHostThreads();
     (void)limited;
+    (void)threaded;
     static const parity_adapter_api kApi = {
         .abi_version = PARITY_ABI_VERSION,
         .struct_size = sizeof(parity_adapter_api),

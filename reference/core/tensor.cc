@@ -276,13 +276,30 @@ void Tensor::SetComplex(int64_t i, std::complex<double> value) {
 
 std::vector<double> Tensor::ToDoubles() const {
   std::vector<double> out(static_cast<size_t>(size_));
-  if (dtype_ == DataType::kFloat) {
-    const float* in = data<float>();
-    for (int64_t i = 0; i < size_; ++i) out[i] = in[i];
-  } else {
-    for (int64_t i = 0; i < size_; ++i) out[i] = GetDouble(i);
-  }
+  ReadDoubles(0, size_, out.data());
   return out;
+}
+
+void Tensor::ReadDoubles(int64_t begin, int64_t count, double* out) const {
+  if (dtype_ == DataType::kFloat) {
+    const float* in = data<float>() + begin;
+    for (int64_t i = 0; i < count; ++i) out[i] = in[i];
+  } else if (dtype_ == DataType::kDouble) {
+    std::copy(data<double>() + begin, data<double>() + begin + count, out);
+  } else {
+    for (int64_t i = 0; i < count; ++i) out[i] = GetDouble(begin + i);
+  }
+}
+
+void Tensor::WriteDoubles(int64_t begin, int64_t count, const double* values) {
+  if (dtype_ == DataType::kFloat) {
+    float* out = mutable_data<float>() + begin;
+    for (int64_t i = 0; i < count; ++i) out[i] = static_cast<float>(values[i]);
+  } else if (dtype_ == DataType::kDouble) {
+    std::copy(values, values + count, mutable_data<double>() + begin);
+  } else {
+    for (int64_t i = 0; i < count; ++i) SetDouble(begin + i, values[i]);
+  }
 }
 
 std::vector<int64_t> Tensor::ToInt64s() const {

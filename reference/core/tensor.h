@@ -99,6 +99,11 @@ class Tensor {
 
   // All elements as doubles / int64s (see GetDouble / GetInt64).
   std::vector<double> ToDoubles() const;
+  // Elements [begin, begin + count) as doubles into `out` (GetDouble's
+  // values), and from doubles, each rounded once as SetDouble does: the bulk
+  // forms that kernels working in blocks use.
+  void ReadDoubles(int64_t begin, int64_t count, double* out) const;
+  void WriteDoubles(int64_t begin, int64_t count, const double* values);
   std::vector<int64_t> ToInt64s() const;
 
   // "float32[2,3]"

@@ -1,9 +1,13 @@
 // MatMul (numpy matmul: batch broadcasting, 1-D operands promoted and the
 // added dimension removed) and Gemm (Y = alpha * A' B' + beta * C, C
-// broadcast to (M, N), optional from opset 11). Float products accumulate
-// in double and round once per output element (in the conventional
-// arithmetic, in float32: ops::Summation); integers wrap.
+// broadcast to (M, N), optional from opset 11). Float products go through
+// GemmDouble (reference/ops/gemm.h): in double, rounded once per output
+// element. In the conventional arithmetic they sum in float32 at every step
+// (ops::Summation) by the plain loop; integers wrap, never through floating
+// point.
+#include "reference/core/parallel.h"
 #include "reference/ops/common.h"
+#include "reference/ops/gemm.h"
 #include "reference/ops/reduction/reduction.h"
 #include "reference/ops/reduction/reduction_util.h"
 
@@ -72,6 +76,30 @@ StatusOr<std::vector<Value>> MatMulKernel(const KernelContext& ctx) {
   const BroadcastIndexer b_index(b_batch, batch);
   const bool is_float = IsFloatingPoint(a->dtype());
   const int64_t out_count = batch_count * m_count * n_count;
+  if (is_float && !ctx.float32_sums()) {
+    const std::vector<double> ad = a->ToDoubles();
+    const std::vector<double> bd = b->ToDoubles();
+    std::vector<double> product(static_cast<size_t>(out_count));
+    auto multiply = [&](int64_t bi, bool parallel) {
+      const MatrixView av{ad.data() + a_index(bi) * m_count * k_count, k_count, false};
+      const MatrixView bv{bd.data() + b_index(bi) * k_count * n_count, n_count, false};
+      double* c = product.data() + bi * m_count * n_count;
+      if (parallel) {
+        GemmDouble(m_count, n_count, k_count, av, bv, c, n_count);
+      } else {
+        GemmDoubleSerial(m_count, n_count, k_count, av, bv, c, n_count);
+      }
+    };
+    // Many small products: one task each; otherwise each product splits into
+    // its own tiles. Both give the same bits (gemm.h).
+    if (batch_count > 1 && m_count * n_count * k_count < (int64_t{1} << 22)) {
+      ParallelFor(batch_count, [&](int64_t bi) { multiply(bi, false); });
+    } else {
+      for (int64_t bi = 0; bi < batch_count; ++bi) multiply(bi, true);
+    }
+    PARITY_ASSIGN_OR_RETURN(Value result, MakeResult(ctx, a->dtype(), out_shape, product));
+    return std::vector<Value>{std::move(result)};
+  }
   std::vector<double> fout(is_float ? out_count : 0);
   std::vector<uint64_t> iout(is_float ? 0 : out_count);
   for (int64_t bi = 0; bi < batch_count; ++bi) {
@@ -127,10 +155,17 @@ StatusOr<std::vector<Value>> GemmKernel(const KernelContext& ctx) {
   std::vector<uint64_t> iout(is_float ? 0 : out_count);
   const int64_t a_cols = a->dim(1);
   const int64_t b_cols = b->dim(1);
-  MultiplyInto(
-      *a, *b, [&](int64_t m, int64_t k) { return trans_a ? k * a_cols + m : m * a_cols + k; },
-      [&](int64_t k, int64_t n) { return trans_b ? n * b_cols + k : k * b_cols + n; }, m_count, n_count, k_count,
-      is_float, Summation(ctx, a->dtype()), &fout, &iout, 0);
+  if (is_float && !ctx.float32_sums()) {
+    const std::vector<double> ad = a->ToDoubles();
+    const std::vector<double> bd = b->ToDoubles();
+    GemmDouble(m_count, n_count, k_count, MatrixView{ad.data(), a_cols, trans_a},
+               MatrixView{bd.data(), b_cols, trans_b}, fout.data(), n_count);
+  } else {
+    MultiplyInto(
+        *a, *b, [&](int64_t m, int64_t k) { return trans_a ? k * a_cols + m : m * a_cols + k; },
+        [&](int64_t k, int64_t n) { return trans_b ? n * b_cols + k : k * b_cols + n; }, m_count, n_count,
+        k_count, is_float, Summation(ctx, a->dtype()), &fout, &iout, 0);
+  }
   PARITY_ASSIGN_OR_RETURN(Tensor out, Allocate(ctx, a->dtype(), out_shape));
   const BroadcastIndexer c_index(c ? c->shape() : Shape{}, out_shape);
   // Integers stay exact when alpha = beta = 1; otherwise the float scaling

@@ -1,0 +1,137 @@
+// GemmDouble: fixed output tiles, each one single-threaded dgemm call.
+#include "reference/ops/gemm.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <mutex>
+
+#include "reference/core/parallel.h"
+
+namespace parity::ops {
+namespace {
+
+// Output tiles are kTile x kTile. 512 keeps the packing of A and B per
+// tile small next to its arithmetic (k >= 64) while giving a 1024 x 1024
+// product four tasks; measured in gemm_bench.cc.
+constexpr int64_t kTile = 512;
+// Products below this many multiply-adds run as one call: splitting them
+// costs more than it gains.
+constexpr int64_t kSplitBelow = int64_t{1} << 22;
+
+// OpenBLAS's own threads stay off: the tiles are the parallelism, and a
+// BLAS that split a call by the thread count could change sums with it.
+void UseOneBlasThread() {
+  static std::once_flag once;
+  std::call_once(once, [] { openblas_set_num_threads(1); });
+}
+
+bool AllFinite(int64_t rows, int64_t cols, const MatrixView& v) {
+  // rows x cols of op(M): the stored matrix is cols x rows when transposed.
+  const int64_t outer = v.transposed ? cols : rows;
+  const int64_t inner = v.transposed ? rows : cols;
+  for (int64_t r = 0; r < outer; ++r) {
+    const double* row = v.data + r * v.ld;
+    // An infinity or NaN has every exponent bit set.
+    constexpr uint64_t kExponent = 0x7FF0000000000000ull;
+    bool special = false;
+    for (int64_t c = 0; c < inner; ++c) {
+      uint64_t bits;
+      std::memcpy(&bits, row + c, sizeof bits);
+      special |= (bits & kExponent) == kExponent;
+    }
+    if (special) return false;
+  }
+  return true;
+}
+
+double At(const MatrixView& v, int64_t r, int64_t c) {
+  return v.transposed ? v.data[c * v.ld + r] : v.data[r * v.ld + c];
+}
+
+// The plain product, k in order, for operands with special values.
+void PlainProduct(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t k, const MatrixView& a,
+                  const MatrixView& b, double* c, int64_t ldc) {
+  for (int64_t i = m0; i < m1; ++i) {
+    for (int64_t j = n0; j < n1; ++j) {
+      double sum = 0.0;
+      for (int64_t p = 0; p < k; ++p) sum += At(a, i, p) * At(b, p, j);
+      c[i * ldc + j] = sum;
+    }
+  }
+}
+
+struct Tiling {
+  int64_t rows = 1, cols = 1;  // tiles along m and n
+  int64_t count() const { return rows * cols; }
+};
+
+Tiling TilesFor(int64_t m, int64_t n, int64_t k) {
+  Tiling t;
+  if (m * n * k < kSplitBelow) return t;
+  t.rows = (m + kTile - 1) / kTile;
+  t.cols = (n + kTile - 1) / kTile;
+  return t;
+}
+
+void RunTile(int64_t tile, const Tiling& tiling, int64_t m, int64_t n, int64_t k, const MatrixView& a,
+             const MatrixView& b, double* c, int64_t ldc, bool finite) {
+  const int64_t tile_m = (m + tiling.rows - 1) / tiling.rows;
+  const int64_t tile_n = (n + tiling.cols - 1) / tiling.cols;
+  const int64_t m0 = (tile / tiling.cols) * tile_m, n0 = (tile % tiling.cols) * tile_n;
+  const int64_t m1 = std::min(m, m0 + tile_m), n1 = std::min(n, n0 + tile_n);
+  if (m0 >= m1 || n0 >= n1) return;
+  if (!finite) {
+    PlainProduct(m0, m1, n0, n1, k, a, b, c, ldc);
+    return;
+  }
+  const double* a_tile = a.transposed ? a.data + m0 : a.data + m0 * a.ld;
+  const double* b_tile = b.transposed ? b.data + n0 * b.ld : b.data + n0;
+  cblas_dgemm(CblasRowMajor, a.transposed ? CblasTrans : CblasNoTrans, b.transposed ? CblasTrans : CblasNoTrans,
+              static_cast<blasint>(m1 - m0), static_cast<blasint>(n1 - n0), static_cast<blasint>(k), 1.0, a_tile,
+              static_cast<blasint>(std::max<int64_t>(a.ld, 1)), b_tile,
+              static_cast<blasint>(std::max<int64_t>(b.ld, 1)), 0.0, c + m0 * ldc + n0,
+              static_cast<blasint>(std::max<int64_t>(ldc, 1)));
+}
+
+void Gemm(int64_t m, int64_t n, int64_t k, const MatrixView& a, const MatrixView& b, double* c, int64_t ldc,
+          bool parallel) {
+  if (m <= 0 || n <= 0) return;
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0);
+    return;
+  }
+  UseOneBlasThread();
+  // dgemm takes 32-bit sizes (Debian's OpenBLAS is LP64); larger ones, which
+  // the allocation limit all but rules out, take the plain loop.
+  const bool fits = std::max({k, a.ld, b.ld, ldc}) <= INT_MAX;
+  const bool finite = fits && AllFinite(m, k, a) && AllFinite(k, n, b);
+  const Tiling tiling = TilesFor(m, n, k);
+  auto run = [&](int64_t tile) { RunTile(tile, tiling, m, n, k, a, b, c, ldc, finite); };
+  if (parallel) {
+    ParallelFor(tiling.count(), run);
+  } else {
+    for (int64_t t = 0; t < tiling.count(); ++t) run(t);
+  }
+}
+
+}  // namespace
+
+void GemmDouble(int64_t m, int64_t n, int64_t k, MatrixView a, MatrixView b, double* c, int64_t ldc) {
+  Gemm(m, n, k, a, b, c, ldc, true);
+}
+
+void GemmDoubleSerial(int64_t m, int64_t n, int64_t k, MatrixView a, MatrixView b, double* c, int64_t ldc) {
+  Gemm(m, n, k, a, b, c, ldc, false);
+}
+
+std::string BlasDescription() {
+  std::string s = "OpenBLAS";
+  if (const char* config = openblas_get_config()) s += std::string(" ") + config;
+  if (const char* core = openblas_get_corename()) s += std::string(" (core ") + core + ")";
+  return s;
+}
+
+}  // namespace parity::ops

@@ -1,0 +1,42 @@
+// The double-precision matrix product under the reference's heavy operators
+// (MatMul, Gemm, Conv, ConvTranspose, Einsum, the recurrent cells and
+// Attention): OpenBLAS's dgemm on tiles of the output, run through
+// ParallelFor (reference/core/parallel.h).
+//
+// Ground truth (spec/reference.md, "Matrix products"): every product and sum
+// is in double (the BLAS may fuse a product into its sum, one rounding
+// fewer); the caller rounds once to the output type. The tiles depend on
+// (m, n, k) alone and each is one single-threaded dgemm call, so every
+// element is summed in the same order for every thread count: results are
+// bit-identical across --threads. When A or B holds an infinity or a NaN the
+// product is computed by the plain loop in k order instead, so IEEE special
+// values propagate exactly as the operator text says, whatever the BLAS
+// does with them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace parity::ops {
+
+// A row-major matrix operand: element (r, c) of op(M) is data[r * ld + c],
+// or data[c * ld + r] when transposed.
+struct MatrixView {
+  const double* data = nullptr;
+  int64_t ld = 0;
+  bool transposed = false;
+};
+
+// C[m x n] = op(A)[m x k] * op(B)[k x n]; C is row-major with leading
+// dimension ldc and is overwritten (k = 0 gives zeros).
+void GemmDouble(int64_t m, int64_t n, int64_t k, MatrixView a, MatrixView b, double* c, int64_t ldc);
+
+// The same product on the calling thread only, one tile after another: for
+// callers that already run inside a ParallelFor task of their own. Gives the
+// same bits as GemmDouble.
+void GemmDoubleSerial(int64_t m, int64_t n, int64_t k, MatrixView a, MatrixView b, double* c, int64_t ldc);
+
+// The BLAS in use, for reports and benchmarks: "OpenBLAS 0.3.21 ... (core)".
+std::string BlasDescription();
+
+}  // namespace parity::ops
