@@ -214,6 +214,16 @@ TEST(EinsumProductTest, EllipsisBatchesBroadcastAndImplicitOutput) {
   ExpectMatchesPlain("...ij,...jk->ik...", a, b, "ikxy", DataType::kDouble);
 }
 
+// Products past the plain-loop size go through the BLAS; permuted terms
+// and output, and a broadcast batch.
+TEST(EinsumProductTest, LargerProductsThroughTheBlas) {
+  std::mt19937 rng(13);
+  const Operand a{"jbi", {30, 3, 40}, RandomValues(30 * 3 * 40, rng)};
+  const Operand b{"kjb", {50, 30, 1}, RandomValues(50 * 30, rng)};
+  ExpectMatchesPlain("jbi,kjb->ibk", a, b, "ibk", DataType::kDouble);
+  ExpectMatchesPlain("jbi,kjb->ibk", a, b, "ibk", DataType::kFloat);
+}
+
 TEST(EinsumProductTest, EmptyDimensionsAndEmptySums) {
   std::mt19937 rng(3);
   // j of size 0: every output element is an empty sum, zero.
@@ -253,24 +263,32 @@ class EinsumThreadsTest : public ::testing::Test {
   void TearDown() override { SetThreadCount(0); }
 };
 
-// Three products of 600 x 600 x 70 each split into tiles inside their own
-// task, and a transposed output: the same bits for 1, 2 and 3 threads.
-TEST_F(EinsumThreadsTest, BitIdenticalForEveryThreadCount) {
-  std::mt19937 rng(5);
-  const Tensor a = testing::Make(DataType::kFloat, {3, 600, 70}, RandomValues(3 * 600 * 70, rng));
-  const Tensor b = testing::Make(DataType::kFloat, {70, 3, 600}, RandomValues(70 * 3 * 600, rng));
+void ExpectSameBitsForEveryThreadCount(const std::string& equation, const Tensor& a, const Tensor& b) {
   std::vector<Tensor> results;
   for (int threads : {1, 2, 3}) {
     SetThreadCount(threads);
-    results.push_back(RunKernel("bij,jbk->kbi", a, b, false));
+    results.push_back(RunKernel(equation, a, b, false));
   }
   for (size_t t = 1; t < results.size(); ++t) {
     ASSERT_EQ(results[t].shape(), results[0].shape());
     for (int64_t i = 0; i < results[0].size(); ++i) {
       const float x = static_cast<float>(results[0].GetDouble(i)), y = static_cast<float>(results[t].GetDouble(i));
-      ASSERT_EQ(std::memcmp(&x, &y, sizeof x), 0) << "element " << i << " with " << t + 1 << " threads";
+      ASSERT_EQ(std::memcmp(&x, &y, sizeof x), 0) << equation << " element " << i << " with " << t + 1 << " threads";
     }
   }
+}
+
+// Three products of 600 x 600 x 70, each split into tiles inside its own
+// task, and a transposed output; then 5000 small products, many to a task.
+// The same bits for 1, 2 and 3 threads.
+TEST_F(EinsumThreadsTest, BitIdenticalForEveryThreadCount) {
+  std::mt19937 rng(5);
+  ExpectSameBitsForEveryThreadCount(
+      "bij,jbk->kbi", testing::Make(DataType::kFloat, {3, 600, 70}, RandomValues(3 * 600 * 70, rng)),
+      testing::Make(DataType::kFloat, {70, 3, 600}, RandomValues(70 * 3 * 600, rng)));
+  ExpectSameBitsForEveryThreadCount(
+      "bij,bjk->bik", testing::Make(DataType::kFloat, {5000, 4, 8}, RandomValues(5000 * 4 * 8, rng)),
+      testing::Make(DataType::kFloat, {5000, 8, 4}, RandomValues(5000 * 8 * 4, rng)));
 }
 
 }  // namespace
