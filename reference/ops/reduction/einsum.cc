@@ -3,11 +3,18 @@
 // numpy-style, right-aligned), repeated labels in a term (diagonals and
 // traces) and the implicit output (ellipsis dimensions, then the labels that
 // occur once, in ASCII order so upper case precedes lower case).
+//
+// Two floating operands whose equation is one batched matrix product go
+// through GemmDouble (einsum_product.h). The rest, integers and the
+// conventional arithmetic (ctx.float32_sums) take the plain loop, which sums
+// every product in double in label order.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "reference/ops/common.h"
+#include "reference/ops/reduction/einsum_product.h"
 #include "reference/ops/reduction/reduction.h"
 #include "reference/ops/reduction/reduction_util.h"
 
@@ -135,6 +142,15 @@ StatusOr<std::vector<Value>> EinsumKernel(const KernelContext& ctx) {
       if (label < kLetterLabels && count == 1) out_labels.push_back(label);
     }
   }
+  const DataType dtype = operands[0]->dtype();
+  const bool is_float = IsFloatingPoint(dtype);
+  if (is_float && !ctx.float32_sums() && terms.size() == 2) {
+    if (std::optional<EinsumProductPlan> plan = PlanEinsumProduct(expanded[0], expanded[1], out_labels)) {
+      PARITY_ASSIGN_OR_RETURN(Value result, RunEinsumProduct(ctx, *plan, *operands[0], expanded[0], *operands[1],
+                                                             expanded[1], out_labels, extent));
+      return std::vector<Value>{std::move(result)};
+    }
+  }
   // Every label in one loop order: outputs first, then the summed ones.
   std::vector<int> loop_labels = out_labels;
   for (const auto& [label, size] : extent) {
@@ -156,8 +172,6 @@ StatusOr<std::vector<Value>> EinsumKernel(const KernelContext& ctx) {
       strides[i][position[expanded[i][d]]] += s[d];
     }
   }
-  const DataType dtype = operands[0]->dtype();
-  const bool is_float = IsFloatingPoint(dtype);
   PARITY_ASSIGN_OR_RETURN(Tensor out, Allocate(ctx, dtype, out_shape));
   const int64_t out_count = out.size();
   std::vector<double> fout(is_float ? out_count : 0, 0.0);

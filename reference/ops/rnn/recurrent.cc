@@ -1,25 +1,22 @@
-// RNN, GRU and LSTM (Operators.md, versions 7 to 22; layout since 14):
-// one recurrent loop over time for each direction, with the cell update of
-// each operator. Gate pre-activations are summed in double; clip bounds the
-// pre-activations fed to f, g and h. Batch b runs sequence_lens[b] steps;
-// the Y rows of later steps are zero and Y_h/Y_c hold the last valid state.
+// RNN, GRU and LSTM (Operators.md, versions 7 to 22; layout since 14): reads
+// and checks the node's inputs and attributes into a Problem (recurrent.h),
+// runs the cells (recurrent_cells.cc) and rounds each output once. Clip
+// bounds the pre-activations fed to f, g and h. Batch b runs
+// sequence_lens[b] steps; the Y rows of later steps are zero and Y_h/Y_c
+// hold the last valid state.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <functional>
 #include <optional>
 #include <string>
 
 #include "reference/core/checked_size.h"
 #include "reference/ops/common.h"
+#include "reference/ops/rnn/recurrent.h"
 #include "reference/ops/rnn/rnn.h"
 
 namespace parity::ops::rnn {
 namespace {
-
-enum class Cell { kRnn, kGru, kLstm };
-
-using Activation = std::function<double(double)>;
 
 std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -69,41 +66,6 @@ StatusOr<Activation> MakeActivation(const KernelContext& ctx, const std::string&
   return ctx.Error("unknown activation '", name, "'");
 }
 
-struct Problem {
-  Cell cell;
-  int gates = 1;            // 1 (RNN), 3 (GRU), 4 (LSTM)
-  int64_t seq = 0, batch = 0, input = 0, hidden = 0, directions = 1;
-  bool layout_batch_first = false;
-  bool linear_before_reset = false;
-  bool input_forget = false;
-  double clip = 0.0;        // 0: no clipping
-  std::vector<double> x, w, r, b, h0, c0, p;
-  std::vector<int64_t> lengths;
-  std::vector<std::vector<Activation>> act;  // per direction: f (, g (, h))
-
-  double X(int64_t t, int64_t bb, int64_t i) const {
-    return layout_batch_first ? x[static_cast<size_t>((bb * seq + t) * input + i)]
-                              : x[static_cast<size_t>((t * batch + bb) * input + i)];
-  }
-  // Index of state (direction d, batch b, unit k) in initial_h/Y_h order.
-  size_t StateIndex(int64_t d, int64_t bb, int64_t k) const {
-    return static_cast<size_t>(layout_batch_first ? (bb * directions + d) * hidden + k : (d * batch + bb) * hidden + k);
-  }
-  size_t YIndex(int64_t t, int64_t d, int64_t bb, int64_t k) const {
-    return static_cast<size_t>(layout_batch_first ? ((bb * seq + t) * directions + d) * hidden + k
-                                                  : ((t * directions + d) * batch + bb) * hidden + k);
-  }
-  double Clip(double v) const { return clip > 0 ? std::max(-clip, std::min(clip, v)) : v; }
-};
-
-// Row `row` of gate matrix M ([dirs, gates*hidden, cols]) times vector v.
-double Dot(const std::vector<double>& m, int64_t d, int64_t rows, int64_t row, int64_t cols, const double* v) {
-  double acc = 0.0;
-  const size_t base = static_cast<size_t>((d * rows + row) * cols);
-  for (int64_t c = 0; c < cols; ++c) acc += m[base + static_cast<size_t>(c)] * v[c];
-  return acc;
-}
-
 StatusOr<std::vector<Value>> RunRecurrent(const KernelContext& ctx, Cell cell) {
   Problem pb;
   pb.cell = cell;
@@ -117,6 +79,7 @@ StatusOr<std::vector<Value>> RunRecurrent(const KernelContext& ctx, Cell cell) {
     return ctx.Error("direction '", direction, "' is not forward, reverse or bidirectional");
   }
   pb.directions = direction == "bidirectional" ? 2 : 1;
+  pb.reverse = direction == "reverse";
   if (x->rank() != 3 || w->rank() != 3 || r->rank() != 3) {
     return ctx.Error("X, W and R must be 3-D, got ", x->Description(), ", ", w->Description(), ", ", r->Description());
   }
@@ -198,87 +161,19 @@ StatusOr<std::vector<Value>> RunRecurrent(const KernelContext& ctx, Cell cell) {
     pb.act[i / per_dir].push_back(std::move(a));
   }
 
-  std::vector<double> y(static_cast<size_t>(pb.seq * pb.directions * pb.batch * pb.hidden), 0.0);
-  std::vector<double> yh(pb.h0.size()), yc(pb.h0.size());
-  const int64_t H = pb.hidden;
-  std::vector<double> h(static_cast<size_t>(H)), c(static_cast<size_t>(H)), xt(static_cast<size_t>(pb.input)),
-      next_h(static_cast<size_t>(H)), next_c(static_cast<size_t>(H)), gate(static_cast<size_t>(gh));
-  for (int64_t d = 0; d < pb.directions; ++d) {
-    const bool reverse = direction == "reverse" || d == 1;
-    const auto& act = pb.act[static_cast<size_t>(d)];
-    const double* wb = pb.b.data() + d * 2 * gh;  // W bias, then R bias at + gh
-    const double* rb = wb + gh;
-    for (int64_t bb = 0; bb < pb.batch; ++bb) {
-      for (int64_t k = 0; k < H; ++k) {
-        h[static_cast<size_t>(k)] = pb.h0[pb.StateIndex(d, bb, k)];
-        c[static_cast<size_t>(k)] = cell == Cell::kLstm ? pb.c0[pb.StateIndex(d, bb, k)] : 0.0;
-      }
-      const int64_t len = pb.lengths[static_cast<size_t>(bb)];
-      for (int64_t step = 0; step < len; ++step) {
-        const int64_t t = reverse ? len - 1 - step : step;
-        for (int64_t i = 0; i < pb.input; ++i) xt[static_cast<size_t>(i)] = pb.X(t, bb, i);
-        // x W^T + Wb for all gates; h R^T + Rb kept apart for GRU's reset gate.
-        for (int64_t g = 0; g < gh; ++g) gate[static_cast<size_t>(g)] = Dot(pb.w, d, gh, g, pb.input, xt.data()) + wb[g];
-        auto hr = [&](int64_t g, const double* hv) { return Dot(pb.r, d, gh, g, H, hv) + rb[g]; };
-        if (cell == Cell::kRnn) {
-          for (int64_t k = 0; k < H; ++k) {
-            next_h[static_cast<size_t>(k)] = act[0](pb.Clip(gate[static_cast<size_t>(k)] + hr(k, h.data())));
-          }
-        } else if (cell == Cell::kGru) {
-          // Gate order z, r, h.
-          std::vector<double> z(static_cast<size_t>(H)), rr(static_cast<size_t>(H)), rh(static_cast<size_t>(H));
-          for (int64_t k = 0; k < H; ++k) {
-            z[static_cast<size_t>(k)] = act[0](pb.Clip(gate[static_cast<size_t>(k)] + hr(k, h.data())));
-            rr[static_cast<size_t>(k)] = act[0](pb.Clip(gate[static_cast<size_t>(H + k)] + hr(H + k, h.data())));
-            rh[static_cast<size_t>(k)] = rr[static_cast<size_t>(k)] * h[static_cast<size_t>(k)];
-          }
-          for (int64_t k = 0; k < H; ++k) {
-            const int64_t g = 2 * H + k;
-            const double recurrent = pb.linear_before_reset ? rr[static_cast<size_t>(k)] * hr(g, h.data())
-                                                            : hr(g, rh.data());
-            const double candidate = act[1](pb.Clip(gate[static_cast<size_t>(g)] + recurrent));
-            next_h[static_cast<size_t>(k)] =
-                (1.0 - z[static_cast<size_t>(k)]) * candidate + z[static_cast<size_t>(k)] * h[static_cast<size_t>(k)];
-          }
-        } else {
-          // Gate order i, o, f, c; peepholes P in order i, o, f.
-          const double* p = pb.p.data() + d * 3 * H;
-          for (int64_t k = 0; k < H; ++k) {
-            const size_t kk = static_cast<size_t>(k);
-            const double i_gate = act[0](pb.Clip(gate[kk] + hr(k, h.data()) + p[k] * c[kk]));
-            const double f_gate = pb.input_forget
-                                      ? 1.0 - i_gate
-                                      : act[0](pb.Clip(gate[static_cast<size_t>(2 * H + k)] + hr(2 * H + k, h.data()) +
-                                                       p[2 * H + k] * c[kk]));
-            const double cand = act[1](pb.Clip(gate[static_cast<size_t>(3 * H + k)] + hr(3 * H + k, h.data())));
-            next_c[kk] = f_gate * c[kk] + i_gate * cand;
-            const double o_gate =
-                act[0](pb.Clip(gate[static_cast<size_t>(H + k)] + hr(H + k, h.data()) + p[H + k] * next_c[kk]));
-            next_h[kk] = o_gate * act[2](next_c[kk]);
-          }
-          c = next_c;
-        }
-        h = next_h;
-        for (int64_t k = 0; k < H; ++k) y[pb.YIndex(t, d, bb, k)] = h[static_cast<size_t>(k)];
-      }
-      for (int64_t k = 0; k < H; ++k) {
-        yh[pb.StateIndex(d, bb, k)] = h[static_cast<size_t>(k)];
-        yc[pb.StateIndex(d, bb, k)] = c[static_cast<size_t>(k)];
-      }
-    }
-  }
+  const States states = RunCells(pb);
   const DataType dtype = x->dtype();
-  const Shape y_shape = pb.layout_batch_first ? Shape{pb.batch, pb.seq, pb.directions, H}
-                                              : Shape{pb.seq, pb.directions, pb.batch, H};
+  const Shape y_shape = pb.layout_batch_first ? Shape{pb.batch, pb.seq, pb.directions, pb.hidden}
+                                              : Shape{pb.seq, pb.directions, pb.batch, pb.hidden};
   std::vector<Value> outputs;
-  PARITY_ASSIGN_OR_RETURN(Value y_out, MakeResult(ctx, dtype, y_shape, y));
+  PARITY_ASSIGN_OR_RETURN(Value y_out, MakeResult(ctx, dtype, y_shape, states.y));
   outputs.push_back(std::move(y_out));
   if (ctx.output_count() > 1) {
-    PARITY_ASSIGN_OR_RETURN(Value h_out, MakeResult(ctx, dtype, state_shape, yh));
+    PARITY_ASSIGN_OR_RETURN(Value h_out, MakeResult(ctx, dtype, state_shape, states.yh));
     outputs.push_back(std::move(h_out));
   }
   if (cell == Cell::kLstm && ctx.output_count() > 2) {
-    PARITY_ASSIGN_OR_RETURN(Value c_out, MakeResult(ctx, dtype, state_shape, yc));
+    PARITY_ASSIGN_OR_RETURN(Value c_out, MakeResult(ctx, dtype, state_shape, states.yc));
     outputs.push_back(std::move(c_out));
   }
   return outputs;
