@@ -8,13 +8,16 @@
 // fewer); the caller rounds once to the output type. The tiles depend on
 // (m, n, k) alone and each is one single-threaded dgemm call, so every
 // element is summed in the same order for every thread count: results are
-// bit-identical across --threads. When A or B holds an infinity or a NaN the
+// bit-identical across --threads. Products under 512 multiply-adds (an
+// elementwise product, a short dot) take the plain loop in k order, which
+// costs less than a BLAS call. When A or B holds an infinity or a NaN the
 // product is computed by the plain loop in k order instead, so IEEE special
 // values propagate exactly as the operator text says, whatever the BLAS
 // does with them.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace parity::ops {
@@ -35,6 +38,19 @@ void GemmDouble(int64_t m, int64_t n, int64_t k, MatrixView a, MatrixView b, dou
 // callers that already run inside a ParallelFor task of their own. Gives the
 // same bits as GemmDouble.
 void GemmDoubleSerial(int64_t m, int64_t n, int64_t k, MatrixView a, MatrixView b, double* c, int64_t ldc);
+
+// One product of a batch: C = op(A) op(B), C row-major with leading dimension ldc.
+struct GemmOperands {
+  MatrixView a, b;
+  double* c = nullptr;
+  int64_t ldc = 0;
+};
+
+// `count` products of one shape (MatMul's and Einsum's batches): tasks of
+// whole products, about 2^16 multiply-adds each, fixed by the shape; each
+// product still splits into its own tiles. operands(i) gives product i.
+void GemmDoubleBatched(int64_t count, int64_t m, int64_t n, int64_t k,
+                       const std::function<GemmOperands(int64_t)>& operands);
 
 // The BLAS in use, for reports and benchmarks: "OpenBLAS 0.3.21 ... (core)".
 std::string BlasDescription();

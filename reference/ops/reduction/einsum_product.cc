@@ -1,35 +1,16 @@
 // Einsum of two operands as a batched matrix product: A and B rearranged in
-// double to [batch, m, k] and [batch, k, n], one GemmDouble per batch (a
-// plain loop for tiny products), the product rearranged to the output's
-// label order and rounded once.
+// double to [batch, m, k] and [batch, k, n], multiplied by GemmDoubleBatched,
+// the product rearranged to the output's label order and rounded once.
 #include "reference/ops/reduction/einsum_product.h"
 
 #include <algorithm>
 
-#include "reference/core/parallel.h"
 #include "reference/ops/common.h"
 #include "reference/ops/gemm.h"
 #include "reference/ops/reduction/reduction_util.h"
 
 namespace parity::ops {
 namespace {
-
-// The multiply-adds one task takes on at least, in whole batches.
-constexpr int64_t kTaskWork = int64_t{1} << 16;
-// Products smaller than this (an elementwise product, a short dot) cost
-// less by the plain loop than by a BLAS call.
-constexpr int64_t kBlasFrom = 512;
-
-// C[m x n] = A[m x k] B[k x n], row-major, each sum in k order.
-void SmallProduct(int64_t m, int64_t n, int64_t k, const double* a, const double* b, double* c) {
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < n; ++j) {
-      double sum = 0.0;
-      for (int64_t p = 0; p < k; ++p) sum += a[i * k + p] * b[p * n + j];
-      c[i * n + j] = sum;
-    }
-  }
-}
 
 bool Has(const std::vector<int>& labels, int label) {
   return std::find(labels.begin(), labels.end(), label) != labels.end();
@@ -161,24 +142,9 @@ StatusOr<Value> RunEinsumProduct(const KernelContext& ctx, const EinsumProductPl
   const BroadcastIndexer a_index(a_batch, batch_shape);
   const BroadcastIndexer b_index(b_batch, batch_shape);
   std::vector<double> product(static_cast<size_t>(batch_count * m * n));
-  // Tasks of whole batches, about kTaskWork multiply-adds each (one batch
-  // at least): the partition depends on the shape alone, and a large
-  // product still splits into its tiles (ParallelFor nests), so the bits are
-  // the same for every thread count.
-  const int64_t work = std::max<int64_t>(1, m * n * k);
-  const int64_t per_task = std::max<int64_t>(1, kTaskWork / work);
-  ParallelFor((batch_count + per_task - 1) / per_task, [&](int64_t task) {
-    const int64_t end = std::min(batch_count, (task + 1) * per_task);
-    for (int64_t bi = task * per_task; bi < end; ++bi) {
-      const double* abase = ad.data() + a_index(bi) * m * k;
-      const double* bbase = bd.data() + b_index(bi) * k * n;
-      double* c = product.data() + bi * m * n;
-      if (work < kBlasFrom) {
-        SmallProduct(m, n, k, abase, bbase, c);
-      } else {
-        GemmDouble(m, n, k, MatrixView{abase, k, false}, MatrixView{bbase, n, false}, c, n);
-      }
-    }
+  GemmDoubleBatched(batch_count, m, n, k, [&](int64_t bi) {
+    return GemmOperands{MatrixView{ad.data() + a_index(bi) * m * k, k, false},
+                        MatrixView{bd.data() + b_index(bi) * k * n, n, false}, product.data() + bi * m * n, n};
   });
   // The product's labels are batch, m, n; the output's are `out`.
   std::vector<int> product_labels = plan.batch;

@@ -5,7 +5,6 @@
 // element. In the conventional arithmetic they sum in float32 at every step
 // (ops::Summation) by the plain loop; integers wrap, never through floating
 // point.
-#include "reference/core/parallel.h"
 #include "reference/ops/common.h"
 #include "reference/ops/gemm.h"
 #include "reference/ops/reduction/reduction.h"
@@ -80,23 +79,11 @@ StatusOr<std::vector<Value>> MatMulKernel(const KernelContext& ctx) {
     const std::vector<double> ad = a->ToDoubles();
     const std::vector<double> bd = b->ToDoubles();
     std::vector<double> product(static_cast<size_t>(out_count));
-    auto multiply = [&](int64_t bi, bool parallel) {
-      const MatrixView av{ad.data() + a_index(bi) * m_count * k_count, k_count, false};
-      const MatrixView bv{bd.data() + b_index(bi) * k_count * n_count, n_count, false};
-      double* c = product.data() + bi * m_count * n_count;
-      if (parallel) {
-        GemmDouble(m_count, n_count, k_count, av, bv, c, n_count);
-      } else {
-        GemmDoubleSerial(m_count, n_count, k_count, av, bv, c, n_count);
-      }
-    };
-    // Many small products: one task each; otherwise each product splits into
-    // its own tiles. Both give the same bits (gemm.h).
-    if (batch_count > 1 && m_count * n_count * k_count < (int64_t{1} << 22)) {
-      ParallelFor(batch_count, [&](int64_t bi) { multiply(bi, false); });
-    } else {
-      for (int64_t bi = 0; bi < batch_count; ++bi) multiply(bi, true);
-    }
+    GemmDoubleBatched(batch_count, m_count, n_count, k_count, [&](int64_t bi) {
+      return GemmOperands{MatrixView{ad.data() + a_index(bi) * m_count * k_count, k_count, false},
+                          MatrixView{bd.data() + b_index(bi) * k_count * n_count, n_count, false},
+                          product.data() + bi * m_count * n_count, n_count};
+    });
     PARITY_ASSIGN_OR_RETURN(Value result, MakeResult(ctx, a->dtype(), out_shape, product));
     return std::vector<Value>{std::move(result)};
   }
