@@ -1,6 +1,6 @@
 """Tests of the real-size generator and its timed command, on the same three
-models at toy sizes (write_cases.py --scale small): the cases and their FLOP
-counts, a timed run whose checks all pass, a run that notices an output file
+models at toy sizes (write_cases.py --scale small): the cases (checked by
+onnx, their case.json by spec/case.schema.json) and their FLOP counts, a timed run whose checks all pass, a run that notices an output file
 this parity did not compute, and the agreement rule on its own."""
 from __future__ import annotations
 
@@ -23,6 +23,9 @@ import write_cases  # noqa: E402
 
 PYTHON = os.environ.get("PARITY_PYTHON", sys.executable)
 ROOT = os.environ.get("PARITY_SOURCE_DIR", os.path.dirname(os.path.dirname(HERE)))
+# The schema checker of spec/case.schema.json, which the other generators' cases pass.
+sys.path.insert(0, os.path.join(ROOT, "spec"))
+import case_schema_test  # noqa: E402
 PARITY = os.path.join(os.environ.get("PARITY_BINARY_DIR", os.path.join(ROOT, "build")), "parity")
 
 
@@ -98,7 +101,10 @@ class TimedRunTest(unittest.TestCase):
     def test_the_cases_are_checked_models_with_expected_outputs(self):
         manifest = load_json(os.path.join(self.cases, "corpus.json"))
         self.assertEqual(len(manifest["cases"]), 3)
+        schema = case_schema_test.load_schema()
         for name in manifest["cases"]:
+            meta = load_json(os.path.join(self.cases, name, "case.json"))
+            self.assertEqual(case_schema_test.schema_problems(schema, meta), [], name)
             model = onnx.load(os.path.join(self.cases, name, "model.onnx"))
             onnx.checker.check_model(model, full_check=True)
             self.assertGreaterEqual(model.opset_import[0].version, 23)
