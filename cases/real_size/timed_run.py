@@ -6,9 +6,10 @@ in numpy), side by side, in one run.
 
 Per case, each in a fresh process: `parity eval` with --threads 1, `parity
 eval` with the default thread count (one per core), and onnx's evaluator.
-Printed per case and in total: the run's seconds (the evaluator's Run alone;
-parity's from results.jsonl "run_ms") and the whole process's, the ratio of
-parity's run time to onnx's, the peak resident memory of each process (its
+Printed per case and in total: the run's seconds (onnx's: its run call;
+parity's: results.jsonl "run_ms", which also holds the comparison of the
+outputs with the expected ones and their digest; build/parity_bench times the
+Run alone) and the whole process's, the ratio of parity's run time to onnx's, the peak resident memory of each process (its
 ru_maxrss, from wait4) next to the bytes of the case's inputs and outputs,
 and the GFLOP/s of parity's run.
 
