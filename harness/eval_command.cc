@@ -18,11 +18,13 @@
 #include "harness/case_reader.h"
 #include "harness/compare.h"
 #include "harness/expectations.h"
+#include "harness/results/output_digest.h"
 #include "harness/results/results.h"
 #include "harness/results/summary.h"
 #include "harness/run/journal.h"
 #include "harness/shape_facts.h"
 #include "reference/aliasing/aliasing.h"
+#include "reference/core/parallel.h"
 #include "reference/eval/evaluator.h"
 #include "reference/eval/function_library.h"
 #include "reference/model/loader.h"
@@ -205,6 +207,18 @@ CaseResult EvaluateCase(CaseInfo info, const TolerancePolicy& policy, const Eval
       r.message = actual.status().ToString();
       break;
     }
+    // The bits computed, before any comparison can stop the loop: two runs
+    // (--threads 1 and 2) must agree on them (spec/results.md, "output_sha256").
+    // A wrong output count is the comparison's FAIL, below.
+    if (actual->size() == output_names.size()) {
+      StatusOr<std::vector<std::string>> digests = OutputDigests(*actual, output_names);
+      if (!digests.ok()) {
+        r.state = CaseState::kError;
+        r.message = digests.status().ToString();
+        break;
+      }
+      r.output_sha256[fs::path(set.dir).filename().string()] = *digests;
+    }
     KnownDims dims;
     KnownInts ints;
     for (int i = 0; i < model->proto->graph().input_size() && i < static_cast<int>(set.inputs.size()); ++i) {
@@ -370,6 +384,7 @@ int RunEvalCommand(const EvalCommandOptions& options) {
          {{"name", "reference"}, {"mode", options.prefer_function_bodies ? "in-process, function bodies" : "in-process"}}},
         {"seconds", seconds},
         {"threads", jobs},
+        {"compute_threads", ThreadCount()},
         {"paths", options.paths},
         {"expectations", options.expectations}};
     if (Status s = WriteSummary(options.out_dir, summary, fields); !s.ok()) {

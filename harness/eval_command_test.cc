@@ -3,9 +3,11 @@
 #include "harness/eval_command.h"
 #include "harness/expect_command.h"
 #include "harness/expectations.h"
+#include "harness/results/output_digest.h"
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include <unistd.h>
 
@@ -144,6 +146,35 @@ TEST_F(EvalCommandTest, ExpectWritesTheReferenceOutputsOnce) {
   for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(written->tensor().GetDouble(i), std::vector<double>({0, 2, 0, 4})[i]);
   EXPECT_EQ(RunExpectCommand({dir.string()}, /*force=*/false), 1);  // outputs exist: refused
   EXPECT_EQ(RunExpectCommand({dir.string()}, /*force=*/true), 0);
+}
+
+// Every data set that ran has the digest of each output it computed, in the
+// journal, even when it failed the comparison; the digest of a case written
+// by `parity expect` is that of the file it wrote.
+TEST_F(EvalCommandTest, TheJournalHasTheDigestOfEachOutputComputed) {
+  const fs::path dir = root_ / "cases" / "relu_expected";
+  WriteCase(dir, R"(<ir_version: 10, opset_import: ["" : 21]>
+      g (float[4] x) => (float[4] y) { y = Relu (x) })", {Floats({-1, 2, -3, 4})}, {});
+  ASSERT_EQ(RunExpectCommand({dir.string()}, /*force=*/false), 0);
+  Run("");
+  std::map<std::string, nlohmann::json> lines;
+  std::ifstream in(root_ / "out" / "results.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    lines[j["case"]] = j;
+  }
+  std::ifstream file(dir / "test_data_set_0" / "output_0.pb", std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(lines["relu_expected"]["state"], "PASS");
+  EXPECT_EQ(lines["relu_expected"]["output_sha256"], nlohmann::json({{"test_data_set_0", {*Sha256Hex(bytes)}}}));
+  // relu_ok and relu_wrong compute the same output (their files name it "out", not "y").
+  ASSERT_EQ(lines["relu_wrong"]["state"], "FAIL");
+  EXPECT_EQ(lines["relu_wrong"]["output_sha256"], lines["relu_expected"]["output_sha256"]);
+  EXPECT_EQ(lines["relu_ok"]["output_sha256"], lines["relu_expected"]["output_sha256"]);
+  // Nothing ran: no digest.
+  EXPECT_FALSE(lines["custom_op"].contains("output_sha256"));
+  auto summary = nlohmann::json::parse(std::ifstream(root_ / "out" / "summary.json"));
+  EXPECT_GE(summary["compute_threads"].get<int>(), 1);
 }
 
 }  // namespace

@@ -136,6 +136,8 @@ nlohmann::json ToJson(const CaseResult& r) {
                                                               : nlohmann::json(nullptr)}});
     }
   }
+  // Only `parity eval` computes digests; other lines stay as they were.
+  if (!r.output_sha256.empty()) j["output_sha256"] = r.output_sha256;
   if (!r.message.empty()) j["message"] = r.message;
   if (!r.expectation.empty()) j["expectation"] = r.expectation;
   if (r.gate_failure) j["gate_failure"] = true;
@@ -205,6 +207,17 @@ Status TakeJson(const json& j, const char* key, json::value_t kind, json* out) {
   return Status::Ok();
 }
 
+// "output_sha256": data set name -> array of hex digest strings.
+Status TakeDigests(const json& j, json* out) {
+  PARITY_RETURN_IF_ERROR(TakeJson(j, "output_sha256", json::value_t::object, out));
+  for (const auto& [set, digests] : out->items()) {
+    bool strings = digests.is_array();
+    for (const auto& d : digests) strings = strings && d.is_string();
+    if (!strings) return InvalidArgument("field \"output_sha256\" of \"", set, "\" is not an array of strings");
+  }
+  return Status::Ok();
+}
+
 Status TakeSteps(const json& j, std::vector<StepRecord>* steps) {
   auto it = j.find("steps");
   if (it == j.end() || it->is_null()) return Status::Ok();
@@ -270,6 +283,7 @@ Status ParseResult(const json& j, CaseResult* r) {
   PARITY_RETURN_IF_ERROR(TakeJson(j, "outputs", json::value_t::array, &r->outputs));
   PARITY_RETURN_IF_ERROR(TakeJson(j, "variants", json::value_t::array, &r->variants));
   PARITY_RETURN_IF_ERROR(TakeJson(j, "placement", json::value_t::object, &r->placement));
+  PARITY_RETURN_IF_ERROR(TakeDigests(j, &r->output_sha256));
   return Status::Ok();
 }
 

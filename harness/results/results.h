@@ -78,6 +78,10 @@ struct CaseResult {
   // the kept outputs back (spec/results.md); empty for other cases.
   std::string state_readback;
   std::vector<StepRecord> steps;  // the steps that ran, in order; stateful cases only
+  // `parity eval` only: per data set that ran (by folder name,
+  // "test_data_set_0"), the SHA-256 of each actual output in graph order
+  // (harness/results/output_digest.h); empty elsewhere and not written.
+  nlohmann::json output_sha256 = nlohmann::json::object();
   std::string repro;  // one command that reproduces this case
   // The gate must see this case: a state that fails it, or one the
   // expectations did not foresee (set by ApplyExpectation's caller).

@@ -221,5 +221,31 @@ TEST(ResultsTest, PlainCasesHaveNoSteps) {
   EXPECT_TRUE(back->state_readback.empty());
 }
 
+TEST(ResultsTest, OutputDigestsRoundTripAndOnlyEvalLinesHaveThem) {
+  CaseResult r;
+  r.name = "test_add";
+  r.suite = "onnx_node";
+  r.state = CaseState::kPass;
+  EXPECT_FALSE(ToJson(r).contains("output_sha256"));
+  const std::string a(64, 'a'), b(64, 'b');
+  r.output_sha256 = {{"test_data_set_0", {a, b}}, {"test_data_set_1", {b, a}}};
+  const json j = ToJson(r);
+  EXPECT_EQ(j["output_sha256"]["test_data_set_1"], json({b, a}));
+  StatusOr<CaseResult> back = CaseResultFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->output_sha256, r.output_sha256);
+  // What `parity merge` writes is what it read.
+  EXPECT_EQ(ToJson(*back), j);
+
+  json bad = j;
+  bad["output_sha256"]["test_data_set_0"] = json({a, 7});
+  StatusOr<CaseResult> refused = CaseResultFromJson(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("\"output_sha256\" of \"test_data_set_0\""), std::string::npos)
+      << refused.status().message();
+  bad["output_sha256"] = json::array();
+  EXPECT_FALSE(CaseResultFromJson(bad).ok());
+}
+
 }  // namespace
 }  // namespace parity
