@@ -24,6 +24,9 @@ build/parity corpus onnx-node --out build/corpus/onnx_node
 build/parity eval build/corpus/onnx_node --quiet --out build/results/eval-reference \
   --expect adapters/reference/expectations/onnx_node.json
 .venv/bin/python cases/functions/write_cases.py --out build/corpus/functions --parity build/parity
+# The reference computes the same bits with 1 and 2 threads per operator
+# (spec/reference.md, "Threads"; spec/results.md, "Thread identity").
+.venv/bin/python ci/thread_identity.py build/corpus/onnx_node build/corpus/functions
 for adapter in reference onnxruntime; do
   build/parity run --adapter "$adapter" --cases build/corpus/onnx_node build/corpus/functions \
     --out "build/results/$adapter" --fresh --jobs "$(nproc)" \

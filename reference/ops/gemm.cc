@@ -14,8 +14,9 @@ namespace parity::ops {
 namespace {
 
 // Output tiles are kTile x kTile. 512 keeps the packing of A and B per
-// tile small next to its arithmetic (k >= 64) while giving a 1024 x 1024
-// product four tasks; measured in gemm_bench.cc.
+// tile small next to its arithmetic while giving a 1024 x 1024 product four
+// tasks: 1024^3 on 2 threads ran at 143 GFLOP/s in 512-tiles, 132 in
+// 256-tiles, against 161 for OpenBLAS splitting the call itself.
 constexpr int64_t kTile = 512;
 // Products below this many multiply-adds run as one call: splitting them
 // costs more than it gains.
@@ -148,8 +149,9 @@ void GemmDoubleBatched(int64_t count, int64_t m, int64_t n, int64_t k,
 }
 
 std::string BlasDescription() {
+  // The config text starts with the library's name and version.
   std::string s = "OpenBLAS";
-  if (const char* config = openblas_get_config()) s += std::string(" ") + config;
+  if (const char* config = openblas_get_config()) s = config;
   if (const char* core = openblas_get_corename()) s += std::string(" (core ") + core + ")";
   return s;
 }
