@@ -56,6 +56,11 @@ void ConvByGemm(const double* x, const Shape& x_shape, const double* w, int64_t 
   const int64_t positions = map.grid_size();
   const int64_t in_size = map.target_size();
   if (batch == 0 || out_channels == 0 || positions == 0) return;
+  // A 1x1 window with unit strides and no padding reads each position of X
+  // where it lies: the columns are X's own rows, taken in place.
+  const bool pointwise = map.grid == map.target && map.kernel_size() == 1 &&
+                         std::all_of(map.strides.begin(), map.strides.end(), [](int64_t s) { return s == 1; }) &&
+                         std::all_of(map.pad_begin.begin(), map.pad_begin.end(), [](int64_t p) { return p == 0; });
   const int64_t block = BlockPositions(positions, rows);
   const int64_t blocks = CeilDiv(positions, block);
   ParallelFor(batch * group * blocks, [&](int64_t task) {
@@ -63,12 +68,17 @@ void ConvByGemm(const double* x, const Shape& x_shape, const double* w, int64_t 
     const int64_t g = (task / blocks) % group;
     const int64_t n = task / blocks / group;
     const int64_t count = std::min(block, positions - begin);
-    auto cols = std::make_unique_for_overwrite<double[]>(static_cast<size_t>(rows * count));
+    const double* x_g = x + (n * channels + g * in_per_group) * in_size;
+    std::unique_ptr<double[]> cols;
+    MatrixView columns{x_g + begin, in_size, false};
+    if (!pointwise) {
+      cols = std::make_unique_for_overwrite<double[]>(static_cast<size_t>(rows * count));
+      Im2Col(map, BlockSegments(map, begin, begin + count), x_g, in_per_group, count, cols.get());
+      columns = MatrixView{cols.get(), count, false};
+    }
     auto out = std::make_unique_for_overwrite<double[]>(static_cast<size_t>(out_per_group * count));
-    Im2Col(map, BlockSegments(map, begin, begin + count), x + (n * channels + g * in_per_group) * in_size,
-           in_per_group, count, cols.get());
-    GemmDoubleSerial(out_per_group, count, rows, MatrixView{w + g * out_per_group * rows, rows, false},
-                     MatrixView{cols.get(), count, false}, out.get(), count);
+    GemmDoubleSerial(out_per_group, count, rows, MatrixView{w + g * out_per_group * rows, rows, false}, columns,
+                     out.get(), count);
     for (int64_t m = 0; m < out_per_group; ++m) {
       const int64_t channel = g * out_per_group + m;
       double* row = out.get() + m * count;

@@ -210,13 +210,17 @@ TEST(ConvByGemm, DepthwiseTinyAndBlockCrossingShapes) {
   problems.push_back({{1, 3, 3, 3}, 2, 1, ConvWindow({3, 3}, {3, 3}, {1, 1}, {1, 1}, {0, 0}, {0, 0})});
   problems.push_back({{3, 4, 5, 6}, 5, 1, ConvWindow({5, 6}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0})});
   problems.push_back({{1, 1, 1}, 1, 1, ConvWindow({1}, {1}, {1}, {1}, {0}, {0})});
+  // A 1x1 kernel that strides, or pads, is not read in place.
+  problems.push_back({{2, 2, 7, 6}, 3, 1, ConvWindow({7, 6}, {1, 1}, {2, 1}, {1, 1}, {0, 0}, {0, 0})});
+  problems.push_back({{1, 2, 5}, 2, 2, ConvWindow({5}, {1}, {1}, {1}, {1}, {0})});
   // More output positions than one block holds: 1-D, 2-D and 3-D, with groups and batch.
   problems.push_back({{2, 2, 9001}, 2, 2, ConvWindow({9001}, {3}, {1}, {2}, {2}, {1})});
   problems.push_back({{1, 4, 70, 71}, 3, 2, ConvWindow({70, 71}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1})});
   problems.push_back({{2, 2, 18, 17, 19}, 2, 1, ConvWindow({18, 17, 19}, {2, 3, 2}, {1, 1, 1}, {1, 1, 2}, {0, 1, 1}, {1, 1, 0})});
+  problems.push_back({{2, 6, 80, 80}, 2, 3, ConvWindow({80, 80}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0})});
   for (size_t i = 0; i < problems.size(); ++i) {
     const Problem& p = problems[i];
-    if (i >= 5) {
+    if (i >= 7) {
       const int64_t rows = p.x_shape[1] / p.group * Count(p.win.kernel);
       ASSERT_LT(BlockPositions(Count(p.win.output), rows), Count(p.win.output)) << Describe(p);
     }
