@@ -216,7 +216,8 @@ TEST(ConvByGemm, DepthwiseTinyAndBlockCrossingShapes) {
   // More output positions than one block holds: 1-D, 2-D and 3-D, with groups and batch.
   problems.push_back({{2, 2, 9001}, 2, 2, ConvWindow({9001}, {3}, {1}, {2}, {2}, {1})});
   problems.push_back({{1, 4, 70, 71}, 3, 2, ConvWindow({70, 71}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1})});
-  problems.push_back({{2, 2, 18, 17, 19}, 2, 1, ConvWindow({18, 17, 19}, {2, 3, 2}, {1, 1, 1}, {1, 1, 2}, {0, 1, 1}, {1, 1, 0})});
+  problems.push_back(
+      {{2, 2, 18, 17, 19}, 2, 1, ConvWindow({18, 17, 19}, {2, 3, 2}, {1, 1, 1}, {1, 1, 2}, {0, 1, 1}, {1, 1, 0})});
   problems.push_back({{2, 6, 80, 80}, 2, 3, ConvWindow({80, 80}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0})});
   for (size_t i = 0; i < problems.size(); ++i) {
     const Problem& p = problems[i];
@@ -249,7 +250,8 @@ TEST(ConvTransposeByGemm, ManyChannelsDepthwiseAndBlockCrossingShapes) {
   // More input positions than one block holds: 1-D, 2-D, 3-D.
   problems.push_back({{1, 2, 9001}, 2, 1, TransposeWindow({9001}, {3}, {2}, {1}, {1}, {0})});
   problems.push_back({{2, 2, 65, 66}, 3, 2, TransposeWindow({65, 66}, {2, 2}, {1, 1}, {1, 1}, {0, 0}, {0, 0})});
-  problems.push_back({{1, 2, 17, 18, 16}, 2, 1, TransposeWindow({17, 18, 16}, {2, 2, 2}, {2, 1, 2}, {1, 1, 1}, {1, 0, 0}, {0, 1, -1})});
+  problems.push_back(
+      {{1, 2, 17, 18, 16}, 2, 1, TransposeWindow({17, 18, 16}, {2, 2, 2}, {2, 1, 2}, {1, 1, 1}, {1, 0, 0}, {0, 1, -1})});
   for (size_t i = 0; i < problems.size(); ++i) {
     const Problem& p = problems[i];
     const int64_t kernel_size = Count(p.win.kernel);
