@@ -1,8 +1,11 @@
 // Conv (1, 11, 22), ConvInteger (10) and QLinearConv (10): grouped N-D
-// convolution with strides, dilations, pads and auto_pad (window.h).
+// convolution with strides, dilations, pads and auto_pad (window.h). Conv
+// runs as matrix products in double (conv_gemm.h); the integer forms stay
+// on the exact int64 direct loop (convolve.h).
 #include <cmath>
 
 #include "reference/ops/common.h"
+#include "reference/ops/nn/conv_gemm.h"
 #include "reference/ops/nn/convolve.h"
 #include "reference/ops/nn/nn.h"
 #include "reference/ops/nn/quant.h"
@@ -80,19 +83,33 @@ KernelResult Conv(const KernelContext& ctx) {
                      DataTypeName(w->dtype()));
   }
   PARITY_ASSIGN_OR_RETURN(ConvSetup s, SetUpConv(ctx, *x, *w));
-  std::vector<double> y = Convolve(x->ToDoubles(), x->shape(), w->ToDoubles(), s.out_channels, s.group, s.window);
+  std::vector<double> bias;
   if (ctx.has_input(2)) {
     PARITY_ASSIGN_OR_RETURN(const Tensor* b, ctx.RequireTensor(2));
     if (b->rank() != 1 || b->dim(0) != s.out_channels) {
       return ctx.Error("B has shape ", ShapeToString(b->shape()), ", expected [", s.out_channels, "]");
     }
-    const int64_t plane = Product(s.window.output);
-    for (size_t i = 0; i < y.size(); ++i) {
-      y[i] += b->GetDouble((static_cast<int64_t>(i) / plane) % s.out_channels);
-    }
+    bias = b->ToDoubles();
   }
-  PARITY_ASSIGN_OR_RETURN(Value v, MakeResult(ctx, x->dtype(), s.output_shape, y));
-  return std::vector<Value>{v};
+  PARITY_ASSIGN_OR_RETURN(Tensor out, Allocate(ctx, x->dtype(), s.output_shape));
+  const std::vector<double> wv = w->ToDoubles();
+  // im2col multiplies the padding as 0 x w where the direct loop skips it:
+  // with an infinity or a NaN in W that gives NaN where the definition gives
+  // none, so such a weight keeps the direct loop.
+  if (HoldsSpecialValue(wv.data(), w->size())) {
+    std::vector<double> y = Convolve(x->ToDoubles(), x->shape(), wv, s.out_channels, s.group, s.window);
+    if (!bias.empty()) {
+      const int64_t plane = Product(s.window.output);
+      for (size_t i = 0; i < y.size(); ++i) {
+        y[i] += bias[static_cast<size_t>((static_cast<int64_t>(i) / plane) % s.out_channels)];
+      }
+    }
+    out.WriteDoubles(0, out.size(), y.data());
+    return Single(std::move(out));
+  }
+  ConvByGemm(ReadAllDoubles(*x).get(), x->shape(), wv.data(), s.out_channels, s.group, s.window,
+             bias.empty() ? nullptr : bias.data(), &out);
+  return Single(std::move(out));
 }
 
 KernelResult ConvInteger(const KernelContext& ctx) {

@@ -1,9 +1,12 @@
 // ConvTranspose (1, 11, 22): the gradient of Conv with respect to its input,
-// each input element scattering x * w over a dilated kernel footprint.
+// each input element scattering x * w over a dilated kernel footprint; run
+// as matrix products in double and col2im (conv_gemm.h).
 // Output shape and pads follow the spec's formulas, with total_padding / 2
 // taken as floor division (so a negative total, from an output_shape larger
 // than the natural one, leaves the extra rows at the end, as ONNX's tests expect).
 #include "reference/ops/common.h"
+#include "reference/ops/nn/conv_gemm.h"
+#include "reference/ops/nn/convolve.h"
 #include "reference/ops/nn/nn.h"
 #include "reference/ops/nn/window.h"
 
@@ -41,7 +44,6 @@ KernelResult ConvTranspose(const KernelContext& ctx) {
   }
   const int64_t out_per_group = w->dim(1);
   const int64_t out_channels = out_per_group * group;
-  const int64_t in_per_group = channels / group;
   const size_t n = static_cast<size_t>(x->rank() - 2);
   const std::vector<int64_t> input(x->shape().begin() + 2, x->shape().end());
   const std::vector<int64_t> weight(w->shape().begin() + 2, w->shape().end());
@@ -97,59 +99,36 @@ KernelResult ConvTranspose(const KernelContext& ctx) {
     }
   }
 
-  const int64_t batch = x->dim(0);
-  const int64_t in_size = Product(input);
-  const int64_t out_size = Product(output);
-  const int64_t kernel_size = Product(kernel);
-  std::vector<int64_t> out_strides(n, 1);
-  for (size_t i = n; i-- > 1;) out_strides[i - 1] = out_strides[i] * output[i];
-  Shape y_shape = {batch, out_channels};
+  Shape y_shape = {x->dim(0), out_channels};
   y_shape.insert(y_shape.end(), output.begin(), output.end());
-  PARITY_ASSIGN_OR_RETURN(int64_t y_count, ElementCount(y_shape));
-  std::vector<double> y(static_cast<size_t>(y_count), 0.0);
-  const std::vector<double> xv = x->ToDoubles();
+  std::vector<double> bias;
+  if (ctx.has_input(2)) {
+    PARITY_ASSIGN_OR_RETURN(const Tensor* b, ctx.RequireTensor(2));
+    if (b->rank() != 1 || b->dim(0) != out_channels) {
+      return ctx.Error("B has shape ", ShapeToString(b->shape()), ", expected [", out_channels, "]");
+    }
+    bias = b->ToDoubles();
+  }
+  const Window win{input, kernel, strides, dilations, pad_begin, pad_end, output};
+  PARITY_ASSIGN_OR_RETURN(Tensor out, Allocate(ctx, x->dtype(), y_shape));
   const std::vector<double> wv = w->ToDoubles();
-
-  std::vector<int64_t> i_idx(n, 0), k_idx(n, 0);
-  for (int64_t b = 0; b < batch; ++b) {
-    for (int64_t c = 0; c < channels; ++c) {
-      const int64_t g = c / in_per_group;
-      std::fill(i_idx.begin(), i_idx.end(), 0);
-      for (int64_t ii = 0; ii < in_size; ++ii, NextIndex(i_idx, input)) {
-        const double value = xv[static_cast<size_t>((b * channels + c) * in_size + ii)];
-        std::fill(k_idx.begin(), k_idx.end(), 0);
-        for (int64_t kk = 0; kk < kernel_size; ++kk, NextIndex(k_idx, kernel)) {
-          int64_t offset = 0;
-          bool inside = true;
-          for (size_t a = 0; a < n; ++a) {
-            const int64_t pos = i_idx[a] * strides[a] - pad_begin[a] + k_idx[a] * dilations[a];
-            if (pos < 0 || pos >= output[a]) {
-              inside = false;
-              break;
-            }
-            offset += pos * out_strides[a];
-          }
-          if (!inside) continue;
-          for (int64_t m = 0; m < out_per_group; ++m) {
-            const int64_t oc = g * out_per_group + m;
-            y[static_cast<size_t>((b * out_channels + oc) * out_size + offset)] +=
-                value * wv[static_cast<size_t>((c * out_per_group + m) * kernel_size + kk)];
-          }
-        }
+  // The GEMM forms the same products as the direct loop, but with the same
+  // rule as Conv a weight with an infinity or a NaN keeps the direct loop,
+  // so special values propagate exactly as the definition's loop has them.
+  if (HoldsSpecialValue(wv.data(), w->size())) {
+    std::vector<double> y = ConvolveTransposed(x->ToDoubles(), x->shape(), wv, out_per_group, group, win);
+    if (!bias.empty()) {
+      const int64_t plane = std::max<int64_t>(Product(output), 1);
+      for (size_t i = 0; i < y.size(); ++i) {
+        y[i] += bias[static_cast<size_t>((static_cast<int64_t>(i) / plane) % out_channels)];
       }
     }
+    out.WriteDoubles(0, out.size(), y.data());
+    return Single(std::move(out));
   }
-  if (ctx.has_input(2)) {
-    PARITY_ASSIGN_OR_RETURN(const Tensor* bias, ctx.RequireTensor(2));
-    if (bias->rank() != 1 || bias->dim(0) != out_channels) {
-      return ctx.Error("B has shape ", ShapeToString(bias->shape()), ", expected [", out_channels, "]");
-    }
-    for (size_t i = 0; i < y.size(); ++i) {
-      y[i] += bias->GetDouble((static_cast<int64_t>(i) / std::max<int64_t>(out_size, 1)) % out_channels);
-    }
-  }
-  PARITY_ASSIGN_OR_RETURN(Value v, MakeResult(ctx, x->dtype(), y_shape, y));
-  return std::vector<Value>{v};
+  ConvTransposeByGemm(ReadAllDoubles(*x).get(), x->shape(), wv.data(), out_per_group, group, win,
+                      bias.empty() ? nullptr : bias.data(), &out);
+  return Single(std::move(out));
 }
 
 }  // namespace parity::ops::nn

@@ -1,8 +1,10 @@
-// The direct N-D grouped convolution behind Conv, ConvInteger and
-// QLinearConv: exact with int64 accumulation, one double accumulation per
-// output for floating point.
+// The direct N-D grouped convolution behind ConvInteger and QLinearConv
+// (exact with int64 accumulation), and the direct loops of Conv and
+// ConvTranspose in double: the path for a weight holding an infinity or a
+// NaN, and the yardstick of the GEMM forms' tests (conv_gemm.h).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -73,6 +75,58 @@ std::vector<T> Convolve(const std::vector<T>& x, const Shape& x_shape, const std
           }
         }
         out[oi] = acc;
+      }
+    }
+  }
+  return y;
+}
+
+// ConvTranspose by its definition: every input element scatters x * w over
+// its dilated kernel footprint, y[n, g * M/group + m, i * stride - pad_begin
+// + k * dilation] += x[n, c, i...] * w[c, m, k...] for c in group g, summed
+// in the order (c, i, k, m) and skipping footprints outside the output. x
+// has shape [N, C, win.input...], w [C, out_per_group, win.kernel...]; the
+// result [N, out_per_group * group, win.output...].
+inline std::vector<double> ConvolveTransposed(const std::vector<double>& x, const Shape& x_shape,
+                                              const std::vector<double>& w, int64_t out_per_group, int64_t group,
+                                              const Window& win) {
+  const int64_t batch = x_shape[0];
+  const int64_t channels = x_shape[1];
+  const int64_t in_per_group = channels / group;
+  const int64_t out_channels = out_per_group * group;
+  const size_t rank = win.rank();
+  const int64_t in_size = Product(win.input);
+  const int64_t out_size = Product(win.output);
+  const int64_t kernel_size = Product(win.kernel);
+  std::vector<int64_t> out_strides(rank, 1);
+  for (size_t i = rank; i-- > 1;) out_strides[i - 1] = out_strides[i] * win.output[i];
+  std::vector<double> y(static_cast<size_t>(batch * out_channels * out_size), 0.0);
+  std::vector<int64_t> i_idx(rank, 0), k_idx(rank, 0);
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t c = 0; c < channels; ++c) {
+      const int64_t g = c / in_per_group;
+      std::fill(i_idx.begin(), i_idx.end(), 0);
+      for (int64_t ii = 0; ii < in_size; ++ii, NextIndex(i_idx, win.input)) {
+        const double value = x[static_cast<size_t>((b * channels + c) * in_size + ii)];
+        std::fill(k_idx.begin(), k_idx.end(), 0);
+        for (int64_t kk = 0; kk < kernel_size; ++kk, NextIndex(k_idx, win.kernel)) {
+          int64_t offset = 0;
+          bool inside = true;
+          for (size_t a = 0; a < rank; ++a) {
+            const int64_t pos = i_idx[a] * win.strides[a] - win.pad_begin[a] + k_idx[a] * win.dilations[a];
+            if (pos < 0 || pos >= win.output[a]) {
+              inside = false;
+              break;
+            }
+            offset += pos * out_strides[a];
+          }
+          if (!inside) continue;
+          for (int64_t m = 0; m < out_per_group; ++m) {
+            const int64_t oc = g * out_per_group + m;
+            y[static_cast<size_t>((b * out_channels + oc) * out_size + offset)] +=
+                value * w[static_cast<size_t>((c * out_per_group + m) * kernel_size + kk)];
+          }
+        }
       }
     }
   }
