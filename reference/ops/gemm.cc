@@ -35,21 +35,26 @@ void UseOneBlasThread() {
   std::call_once(once, [] { openblas_set_num_threads(1); });
 }
 
+// The exponent bits of each value, all set for an infinity or a NaN; a
+// branch-free loop the compiler vectorises.
+bool HasSpecialBits(const double* values, int64_t count) {
+  constexpr uint64_t kExponent = 0x7FF0000000000000ull;
+  bool special = false;
+  for (int64_t i = 0; i < count; ++i) {
+    uint64_t bits;
+    std::memcpy(&bits, values + i, sizeof bits);
+    special |= (bits & kExponent) == kExponent;
+  }
+  return special;
+}
+
 bool AllFinite(int64_t rows, int64_t cols, const MatrixView& v) {
+  if (v.known_finite) return true;
   // rows x cols of op(M): the stored matrix is cols x rows when transposed.
   const int64_t outer = v.transposed ? cols : rows;
   const int64_t inner = v.transposed ? rows : cols;
   for (int64_t r = 0; r < outer; ++r) {
-    const double* row = v.data + r * v.ld;
-    // An infinity or NaN has every exponent bit set.
-    constexpr uint64_t kExponent = 0x7FF0000000000000ull;
-    bool special = false;
-    for (int64_t c = 0; c < inner; ++c) {
-      uint64_t bits;
-      std::memcpy(&bits, row + c, sizeof bits);
-      special |= (bits & kExponent) == kExponent;
-    }
-    if (special) return false;
+    if (HasSpecialBits(v.data + r * v.ld, inner)) return false;
   }
   return true;
 }
@@ -126,6 +131,8 @@ void Gemm(int64_t m, int64_t n, int64_t k, const MatrixView& a, const MatrixView
 }
 
 }  // namespace
+
+bool HoldsSpecialValue(const double* values, int64_t count) { return HasSpecialBits(values, count); }
 
 void GemmDouble(int64_t m, int64_t n, int64_t k, MatrixView a, MatrixView b, double* c, int64_t ldc) {
   Gemm(m, n, k, a, b, c, ldc, true);

@@ -28,7 +28,14 @@ struct MatrixView {
   const double* data = nullptr;
   int64_t ld = 0;
   bool transposed = false;
+  // The caller has checked that the operand holds no infinity or NaN
+  // (HoldsSpecialValue), so the product skips its own scan: for operands
+  // built from checked data, such as Conv's im2col columns.
+  bool known_finite = false;
 };
+
+// True when some of the `count` values is an infinity or a NaN.
+bool HoldsSpecialValue(const double* values, int64_t count);
 
 // C[m x n] = op(A)[m x k] * op(B)[k x n]; C is row-major with leading
 // dimension ldc and is overwritten (k = 0 gives zeros).

@@ -46,7 +46,7 @@ int64_t ChannelsPerTask(int64_t out_per_group, int64_t kernel_size) {
 }
 
 void ConvByGemm(const double* x, const Shape& x_shape, const double* w, int64_t out_channels, int64_t group,
-                const Window& win, const double* bias, Tensor* y) {
+                const Window& win, const double* bias, Tensor* y, bool finite) {
   const int64_t batch = x_shape[0];
   const int64_t channels = x_shape[1];
   const int64_t in_per_group = channels / group;
@@ -70,14 +70,14 @@ void ConvByGemm(const double* x, const Shape& x_shape, const double* w, int64_t 
     const int64_t count = std::min(block, positions - begin);
     const double* x_g = x + (n * channels + g * in_per_group) * in_size;
     std::unique_ptr<double[]> cols;
-    MatrixView columns{x_g + begin, in_size, false};
+    MatrixView columns{x_g + begin, in_size, false, finite};
     if (!pointwise) {
       cols = std::make_unique_for_overwrite<double[]>(static_cast<size_t>(rows * count));
       Im2Col(map, BlockSegments(map, begin, begin + count), x_g, in_per_group, count, cols.get());
-      columns = MatrixView{cols.get(), count, false};
+      columns = MatrixView{cols.get(), count, false, finite};
     }
     auto out = std::make_unique_for_overwrite<double[]>(static_cast<size_t>(out_per_group * count));
-    GemmDoubleSerial(out_per_group, count, rows, MatrixView{w + g * out_per_group * rows, rows, false}, columns,
+    GemmDoubleSerial(out_per_group, count, rows, MatrixView{w + g * out_per_group * rows, rows, false, finite}, columns,
                      out.get(), count);
     for (int64_t m = 0; m < out_per_group; ++m) {
       const int64_t channel = g * out_per_group + m;
@@ -131,13 +131,6 @@ void ConvTransposeByGemm(const double* x, const Shape& x_shape, const double* w,
     }
     y->WriteDoubles((n * out_channels + first) * out_size, count_m * out_size, acc.data());
   });
-}
-
-bool HoldsSpecialValue(const double* values, int64_t count) {
-  for (int64_t i = 0; i < count; ++i) {
-    if (!std::isfinite(values[i])) return true;
-  }
-  return false;
 }
 
 std::unique_ptr<double[]> ReadAllDoubles(const Tensor& t) {

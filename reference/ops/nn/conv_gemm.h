@@ -34,8 +34,10 @@ int64_t ChannelsPerTask(int64_t out_per_group, int64_t kernel_size);
 // [N, M, win.output...] and of any floating type). x is [N, C,
 // win.input...] and w [M, C/group, win.kernel...], both in double. Per
 // (n, g, block of output positions): im2col, then W_g x cols.
+// `finite`: the caller has checked that x and w hold no infinity or NaN
+// (HoldsSpecialValue of gemm.h), so the products skip their own scans.
 void ConvByGemm(const double* x, const Shape& x_shape, const double* w, int64_t out_channels, int64_t group,
-                const Window& win, const double* bias, Tensor* y);
+                const Window& win, const double* bias, Tensor* y, bool finite);
 
 // ConvTranspose (convolve.h's ConvolveTransposed) plus bias, written into
 // `y` of shape [N, out_per_group * group, win.output...]. x is [N, C,
@@ -45,8 +47,6 @@ void ConvByGemm(const double* x, const Shape& x_shape, const double* w, int64_t 
 void ConvTransposeByGemm(const double* x, const Shape& x_shape, const double* w, int64_t out_per_group,
                          int64_t group, const Window& win, const double* bias, Tensor* y);
 
-// True when some value is an infinity or a NaN.
-bool HoldsSpecialValue(const double* values, int64_t count);
 
 // Every element of `t` as a double (Tensor::ReadDoubles), converted on the
 // pool in chunks. The buffer is not zeroed first: every element is written.

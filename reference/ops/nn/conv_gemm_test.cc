@@ -8,6 +8,7 @@
 // S = sum |x w| + |b| and gamma_n = n u / (1 - n u), u = 2^-53, whatever the
 // order; so the two doubles differ by at most 2 gamma_n S. The output, rounded
 // once to its type, must lie between the roundings of reference -/+ that.
+#include "reference/ops/gemm.h"
 #include "reference/ops/nn/conv_gemm.h"
 
 #include <cmath>
@@ -21,6 +22,12 @@
 
 namespace parity::ops::nn {
 namespace {
+
+// What Conv tells ConvByGemm: neither operand holds an infinity or a NaN.
+bool Finite(const std::vector<double>& x, const std::vector<double>& w) {
+  return !HoldsSpecialValue(x.data(), static_cast<int64_t>(x.size())) &&
+         !HoldsSpecialValue(w.data(), static_cast<int64_t>(w.size()));
+}
 
 using testing::I;
 using testing::Make;
@@ -120,7 +127,8 @@ void CheckAgainstDirect(const Problem& p, DataType type, bool transposed, uint32
     want = ConvolveTransposed(x, p.x_shape, w, p.out_per_group, p.group, p.win);
     size = ConvolveTransposed(Abs(x), p.x_shape, Abs(w), p.out_per_group, p.group, p.win);
   } else {
-    ConvByGemm(x.data(), p.x_shape, w.data(), out_channels, p.group, p.win, p.bias ? b.data() : nullptr, &*y);
+    ConvByGemm(x.data(), p.x_shape, w.data(), out_channels, p.group, p.win, p.bias ? b.data() : nullptr, &*y,
+               Finite(x, w));
     want = Convolve(x, p.x_shape, w, out_channels, p.group, p.win);
     size = Convolve(Abs(x), p.x_shape, Abs(w), out_channels, p.group, p.win);
   }
@@ -277,7 +285,7 @@ TEST(ConvByGemm, SpecialValuesInXPropagateAsInTheDirectLoop) {
   x[30] = -std::numeric_limits<double>::infinity();
   x[50] = std::numeric_limits<double>::quiet_NaN();
   StatusOr<Tensor> y = Tensor::Create(DataType::kDouble, ConvOutputShape(p));
-  ConvByGemm(x.data(), p.x_shape, w.data(), 2, 1, p.win, nullptr, &*y);
+  ConvByGemm(x.data(), p.x_shape, w.data(), 2, 1, p.win, nullptr, &*y, Finite(x, w));
   const std::vector<double> want = Convolve(x, p.x_shape, w, 2, 1, p.win);
   const std::vector<double> size = Convolve(Abs(x), p.x_shape, Abs(w), 2, 1, p.win);
   const std::vector<double> got = y->ToDoubles();
@@ -366,7 +374,7 @@ TEST_F(ConvKernelTest, ConvWithInfinityInWeightMatchesTheDirectLoopExactly) {
   // The case means something: the GEMM form would give NaN at position 0.
   EXPECT_FALSE(std::isnan(want[0]));
   StatusOr<Tensor> gemm = Tensor::Create(DataType::kDouble, {1, 1, 4, 4});
-  ConvByGemm(x.data(), p.x_shape, w.data(), 1, 1, p.win, nullptr, &*gemm);
+  ConvByGemm(x.data(), p.x_shape, w.data(), 1, 1, p.win, nullptr, &*gemm, Finite(x, w));
   EXPECT_TRUE(std::isnan(gemm->GetDouble(0)));
 }
 

@@ -5,6 +5,7 @@
 // taken as floor division (so a negative total, from an output_shape larger
 // than the natural one, leaves the extra rows at the end, as ONNX's tests expect).
 #include "reference/ops/common.h"
+#include "reference/ops/gemm.h"
 #include "reference/ops/nn/conv_gemm.h"
 #include "reference/ops/nn/convolve.h"
 #include "reference/ops/nn/nn.h"
