@@ -1,6 +1,10 @@
 // Broadcasting and other kernel helpers.
 #include "reference/ops/common.h"
 
+#include <algorithm>
+
+#include "reference/core/parallel.h"
+
 namespace parity::ops {
 
 std::vector<int64_t> Strides(const Shape& shape) {
@@ -71,6 +75,27 @@ StatusOr<Value> MakeResult(const KernelContext& ctx, DataType dtype, Shape shape
   StatusOr<Tensor> t = Tensor::FromDoubles(dtype, std::move(shape), values);
   if (!t.ok()) return t.status().WithContext(ctx.NodeLabel());
   return Value::FromTensor(std::move(t).value());
+}
+
+namespace {
+// Elements per conversion task of ReadAllDoubles and WriteAllDoubles.
+constexpr int64_t kConvertChunk = int64_t{1} << 16;
+}  // namespace
+
+std::unique_ptr<double[]> ReadAllDoubles(const Tensor& t) {
+  auto values = std::make_unique_for_overwrite<double[]>(static_cast<size_t>(t.size()));
+  ParallelFor((t.size() + kConvertChunk - 1) / kConvertChunk, [&](int64_t chunk) {
+    const int64_t begin = chunk * kConvertChunk;
+    t.ReadDoubles(begin, std::min(kConvertChunk, t.size() - begin), values.get() + begin);
+  });
+  return values;
+}
+
+void WriteAllDoubles(const double* values, Tensor* t) {
+  ParallelFor((t->size() + kConvertChunk - 1) / kConvertChunk, [&](int64_t chunk) {
+    const int64_t begin = chunk * kConvertChunk;
+    t->WriteDoubles(begin, std::min(kConvertChunk, t->size() - begin), values + begin);
+  });
 }
 
 std::vector<int64_t> ReadInt64s(const Tensor& tensor) { return tensor.ToInt64s(); }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "reference/core/tensor.h"
@@ -62,6 +63,13 @@ class Summation {
 // types of operators that admit no other (float64 too in the double result,
 // KernelContext::widened, which holds those types in float64).
 Status RequireFloat32OrHalf(const KernelContext& ctx, const Tensor& t, const char* what);
+
+// All of t's elements as doubles (GetDouble's values), and values written
+// into t rounding once each (SetDouble): the bulk conversions of the heavy
+// kernels, in parallel chunks of a size fixed by the tensor's. The buffer
+// is not zeroed first, so its pages are first touched by the threads.
+std::unique_ptr<double[]> ReadAllDoubles(const Tensor& t);
+void WriteAllDoubles(const double* values, Tensor* t);
 
 // Reads a 1-D (or scalar) integer tensor as int64 values.
 std::vector<int64_t> ReadInt64s(const Tensor& tensor);

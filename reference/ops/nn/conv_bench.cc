@@ -12,6 +12,7 @@
 
 #include "reference/core/parallel.h"
 #include "reference/ops/gemm.h"
+#include "reference/ops/common.h"
 #include "reference/ops/nn/conv_gemm.h"
 #include "reference/ops/nn/im2col.h"
 #include "reference/ops/node_runner.h"

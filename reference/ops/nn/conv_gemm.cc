@@ -23,8 +23,6 @@ constexpr int64_t kMinBlock = 128;
 constexpr int64_t kMaxBlock = 4096;
 // GEMM rows (output channels x kernel offsets) per ConvTranspose task.
 constexpr int64_t kTaskRows = 256;
-// Elements per conversion task of ReadAllDoubles.
-constexpr int64_t kConvertChunk = int64_t{1} << 16;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -133,13 +131,5 @@ void ConvTransposeByGemm(const double* x, const Shape& x_shape, const double* w,
   });
 }
 
-std::unique_ptr<double[]> ReadAllDoubles(const Tensor& t) {
-  auto values = std::make_unique_for_overwrite<double[]>(static_cast<size_t>(t.size()));
-  ParallelFor(CeilDiv(t.size(), kConvertChunk), [&](int64_t chunk) {
-    const int64_t begin = chunk * kConvertChunk;
-    t.ReadDoubles(begin, std::min(kConvertChunk, t.size() - begin), values.get() + begin);
-  });
-  return values;
-}
 
 }  // namespace parity::ops::nn

@@ -47,9 +47,4 @@ void ConvByGemm(const double* x, const Shape& x_shape, const double* w, int64_t 
 void ConvTransposeByGemm(const double* x, const Shape& x_shape, const double* w, int64_t out_per_group,
                          int64_t group, const Window& win, const double* bias, Tensor* y);
 
-
-// Every element of `t` as a double (Tensor::ReadDoubles), converted on the
-// pool in chunks. The buffer is not zeroed first: every element is written.
-std::unique_ptr<double[]> ReadAllDoubles(const Tensor& t);
-
 }  // namespace parity::ops::nn

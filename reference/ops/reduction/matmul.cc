@@ -76,16 +76,18 @@ StatusOr<std::vector<Value>> MatMulKernel(const KernelContext& ctx) {
   const bool is_float = IsFloatingPoint(a->dtype());
   const int64_t out_count = batch_count * m_count * n_count;
   if (is_float && !ctx.float32_sums()) {
-    const std::vector<double> ad = a->ToDoubles();
-    const std::vector<double> bd = b->ToDoubles();
-    std::vector<double> product(static_cast<size_t>(out_count));
+    const std::unique_ptr<double[]> ad = ReadAllDoubles(*a);
+    const std::unique_ptr<double[]> bd = ReadAllDoubles(*b);
+    // Not zeroed: every element is written by its tile.
+    auto product = std::make_unique_for_overwrite<double[]>(static_cast<size_t>(out_count));
     GemmDoubleBatched(batch_count, m_count, n_count, k_count, [&](int64_t bi) {
-      return GemmOperands{MatrixView{ad.data() + a_index(bi) * m_count * k_count, k_count, false},
-                          MatrixView{bd.data() + b_index(bi) * k_count * n_count, n_count, false},
-                          product.data() + bi * m_count * n_count, n_count};
+      return GemmOperands{MatrixView{ad.get() + a_index(bi) * m_count * k_count, k_count, false},
+                          MatrixView{bd.get() + b_index(bi) * k_count * n_count, n_count, false},
+                          product.get() + bi * m_count * n_count, n_count};
     });
-    PARITY_ASSIGN_OR_RETURN(Value result, MakeResult(ctx, a->dtype(), out_shape, product));
-    return std::vector<Value>{std::move(result)};
+    PARITY_ASSIGN_OR_RETURN(Tensor out, Allocate(ctx, a->dtype(), out_shape));
+    WriteAllDoubles(product.get(), &out);
+    return Single(std::move(out));
   }
   std::vector<double> fout(is_float ? out_count : 0);
   std::vector<uint64_t> iout(is_float ? 0 : out_count);
@@ -143,10 +145,10 @@ StatusOr<std::vector<Value>> GemmKernel(const KernelContext& ctx) {
   const int64_t a_cols = a->dim(1);
   const int64_t b_cols = b->dim(1);
   if (is_float && !ctx.float32_sums()) {
-    const std::vector<double> ad = a->ToDoubles();
-    const std::vector<double> bd = b->ToDoubles();
-    GemmDouble(m_count, n_count, k_count, MatrixView{ad.data(), a_cols, trans_a},
-               MatrixView{bd.data(), b_cols, trans_b}, fout.data(), n_count);
+    const std::unique_ptr<double[]> ad = ReadAllDoubles(*a);
+    const std::unique_ptr<double[]> bd = ReadAllDoubles(*b);
+    GemmDouble(m_count, n_count, k_count, MatrixView{ad.get(), a_cols, trans_a},
+               MatrixView{bd.get(), b_cols, trans_b}, fout.data(), n_count);
   } else {
     MultiplyInto(
         *a, *b, [&](int64_t m, int64_t k) { return trans_a ? k * a_cols + m : m * a_cols + k; },
