@@ -89,13 +89,7 @@ StatusOr<std::vector<Value>> RunAttention(const KernelContext& ctx, AttentionPat
   // One flag per task, never shared: which heads took the exact path.
   std::vector<char> exact(static_cast<size_t>(p.batch * p.q_heads), 0);
   ParallelFor(p.batch * p.q_heads, [&](int64_t task) {
-    HeadData head;
-    head.b = task / p.q_heads, head.h = task % p.q_heads;
-    const int64_t kv_head = head.h / p.group();
-    head.q.resize(static_cast<size_t>(p.q_len * p.head_size));
-    p.q.ReadRows(head.b, head.h, 0, p.q_len, head.q.data());
-    p.GatherKeys(head.b, kv_head, &head.k);
-    p.GatherValues(head.b, kv_head, &head.v);
+    const HeadData head = p.ReadHead(task / p.q_heads, task % p.q_heads);
     const bool blocked = path != AttentionPath::kExact && !qk.tensor && BlockedPathFits(p, head);
     if (blocked) {
       AttendHeadBlocked(p, head, rows);

@@ -20,11 +20,11 @@ void AttendHeadExact(const AttentionProblem& p, const HeadData& head, const Outp
   const size_t n = static_cast<size_t>(total);
   std::vector<double> scores(n), capped(n), biased(n), probs(n), y_row(static_cast<size_t>(dv));
   for (int64_t i = 0; i < p.q_len; ++i) {
-    const double* q_row = head.q.data() + i * dk;
+    const double* q_row = head.q + i * dk;
     const KeyRange allowed = p.AllowedKeys(b, i);
     double row_bias_max = kNegInf;
     for (int64_t j = 0; j < total; ++j) {
-      const double* k_row = head.k.data() + j * dk;
+      const double* k_row = head.k + j * dk;
       double dot = 0.0;
       for (int64_t d = 0; d < dk; ++d) dot += q_row[d] * k_row[d];
       const size_t jj = static_cast<size_t>(j);
@@ -59,7 +59,7 @@ void AttendHeadExact(const AttentionProblem& p, const HeadData& head, const Outp
     }
     for (int64_t d = 0; d < dv; ++d) {
       double acc = 0.0;
-      for (int64_t j = 0; j < total; ++j) acc += probs[static_cast<size_t>(j)] * head.v[static_cast<size_t>(j * dv + d)];
+      for (int64_t j = 0; j < total; ++j) acc += probs[static_cast<size_t>(j)] * head.v[j * dv + d];
       y_row[static_cast<size_t>(d)] = acc;
     }
     y.Write(b, h, i, 1, y_row.data());

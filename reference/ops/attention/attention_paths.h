@@ -19,13 +19,6 @@ enum class AttentionPath { kAuto, kExact, kBlocked };
 
 StatusOr<std::vector<Value>> RunAttention(const KernelContext& ctx, AttentionPath path);
 
-// One head's inputs in double: the Q rows of (b, h) and the K and V rows
-// (past ++ current) of its kv head, row-major.
-struct HeadData {
-  int64_t b = 0, h = 0;
-  std::vector<double> q, k, v;
-};
-
 // Where the QK output (output 3) goes, in `mode` (qk_matmul_output_mode):
 // 0 the scaled product, 1 after the soft cap, 2 after the bias, 3 the
 // softmax.

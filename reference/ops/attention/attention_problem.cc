@@ -50,12 +50,11 @@ int64_t SaturatingAdd(int64_t a, int64_t b) {
   return sum;
 }
 
-void Gather(const HeadLayout& current, const Tensor* past, int64_t past_len, int64_t b, int64_t head,
-            std::vector<double>* out) {
+// Past rows then current rows of kv head (b, head) into `out`.
+void Gather(const HeadLayout& current, const Tensor* past, int64_t past_len, int64_t b, int64_t head, double* out) {
   const int64_t size = current.size;
-  out->resize(static_cast<size_t>((past_len + current.seq) * size));
-  if (past) past->ReadDoubles(((b * current.heads + head) * past_len) * size, past_len * size, out->data());
-  current.ReadRows(b, head, 0, current.seq, out->data() + past_len * size);
+  if (past) past->ReadDoubles(((b * current.heads + head) * past_len) * size, past_len * size, out);
+  current.ReadRows(b, head, 0, current.seq, out + past_len * size);
 }
 
 }  // namespace
@@ -157,12 +156,21 @@ KeyRange AttentionProblem::AllowedKeys(int64_t b, int64_t i) const {
   return {lo, std::max(lo, hi)};
 }
 
-void AttentionProblem::GatherKeys(int64_t b, int64_t kv_head, std::vector<double>* keys) const {
-  Gather(k, past_key, past_len, b, kv_head, keys);
-}
-
-void AttentionProblem::GatherValues(int64_t b, int64_t kv_head, std::vector<double>* values) const {
-  Gather(v, past_value, past_len, b, kv_head, values);
+HeadData AttentionProblem::ReadHead(int64_t b, int64_t h) const {
+  HeadData head;
+  head.b = b, head.h = h;
+  head.q_count = q_len * head_size, head.k_count = total * head_size, head.v_count = total * v_size;
+  // Left uninitialised: every element is read into below.
+  head.storage.reset(new double[static_cast<size_t>(head.q_count + head.k_count + head.v_count)]);
+  double* q_rows = head.storage.get();
+  double* k_rows = q_rows + head.q_count;
+  double* v_rows = k_rows + head.k_count;
+  q.ReadRows(b, h, 0, q_len, q_rows);
+  const int64_t kv_head = h / group();
+  Gather(k, past_key, past_len, b, kv_head, k_rows);
+  Gather(v, past_value, past_len, b, kv_head, v_rows);
+  head.q = q_rows, head.k = k_rows, head.v = v_rows;
+  return head;
 }
 
 StatusOr<AttentionProblem> MakeProblem(const KernelContext& ctx) {

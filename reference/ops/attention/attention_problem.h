@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "reference/eval/kernel.h"
@@ -62,6 +63,18 @@ struct KeyRange {
   int64_t lo = 0, hi = 0;
 };
 
+// One head's inputs in double: the Q rows of (b, h) and the K and V rows
+// (past ++ current) of its kv head, row-major, in one buffer of the task
+// that reads them (AttentionProblem::ReadHead).
+struct HeadData {
+  int64_t b = 0, h = 0;
+  int64_t q_count = 0, k_count = 0, v_count = 0;  // elements
+  const double* q = nullptr;  // q_len x head_size
+  const double* k = nullptr;  // total x head_size
+  const double* v = nullptr;  // total x v_size
+  std::unique_ptr<double[]> storage;
+};
+
 struct AttentionProblem {
   HeadLayout q, k, v;              // the current inputs (k, v: kv heads)
   const Tensor* past_key = nullptr;  // [batch, kv_heads, past_len, size], or null
@@ -81,10 +94,9 @@ struct AttentionProblem {
   // external one, 0 otherwise.
   int64_t Offset(int64_t b) const;
   KeyRange AllowedKeys(int64_t b, int64_t i) const;
-  // K (or V) of kv head (b, kv_head), past rows then current ones, as
-  // total x size doubles.
-  void GatherKeys(int64_t b, int64_t kv_head, std::vector<double>* keys) const;
-  void GatherValues(int64_t b, int64_t kv_head, std::vector<double>* values) const;
+  // The inputs of query head (b, h): its Q rows and its kv head's K and V
+  // rows, past rows then current ones.
+  HeadData ReadHead(int64_t b, int64_t h) const;
 };
 
 // Validates the node's inputs and attributes (errors name what is wrong)
