@@ -20,12 +20,6 @@
 namespace parity::ops::attention {
 namespace {
 
-// Query rows x keys of one block. 64 x 128 keeps S, the exponentials and
-// the accumulator in the caches and wastes a quarter of a diagonal block
-// under a causal mask; the products still run near dgemm's small-matrix rate.
-constexpr int64_t kQueryBlock = 256;
-constexpr int64_t kKeyBlock = 256;
-
 // Every score, bias and accumulated value stays below this magnitude, far
 // from DBL_MAX (1.8e308): no product or sum can overflow to an infinity the
 // exact path would not have.
@@ -74,7 +68,7 @@ struct Scratch {
         row_max(new double[static_cast<size_t>(rows)]),
         row_sum(new double[static_cast<size_t>(rows)]),
         ranges(new KeyRange[static_cast<size_t>(rows)]) {}
-  // S (rows x kKeyBlock), then the weights exp(S - row_max) in place.
+  // S (rows x cols of the block), then the weights exp(S - row_max) in place.
   std::unique_ptr<double[]> scores;
   // P_blk V_blk, and the running sum of those products rescaled to the
   // current row maxima (rows x v_size).
@@ -140,8 +134,7 @@ bool BlockedPathFits(const AttentionProblem& p, const HeadData& head) {
 
 void AttendHeadBlocked(const AttentionProblem& p, const HeadData& head, const OutputRows& y) {
   const int64_t b = head.b, h = head.h, dk = p.head_size, dv = p.v_size, total = p.total;
-  const int64_t block_rows = std::min(kQueryBlock, p.q_len), block_cols = std::max<int64_t>(std::min(kKeyBlock, total), 1);
-  Scratch scratch(block_rows, block_cols, dv);
+  Scratch scratch(std::min(kQueryBlock, p.q_len), std::max<int64_t>(std::min(kKeyBlock, total), 1), dv);
   double* const acc = scratch.acc.get();
   for (int64_t i0 = 0; i0 < p.q_len; i0 += kQueryBlock) {
     const int64_t rows = std::min(kQueryBlock, p.q_len - i0);

@@ -117,7 +117,8 @@ const OpRegistry* RegistryFor(AttentionPath path) {
   static std::once_flag once;
   std::call_once(once, [] {
     for (AttentionPath p : {AttentionPath::kAuto, AttentionPath::kExact, AttentionPath::kBlocked}) {
-      registries[static_cast<int>(p)].Register("Attention", 23, [p](const KernelContext& ctx) { return RunAttention(ctx, p); });
+      registries[static_cast<int>(p)].Register("Attention", 23,
+                                               [p](const KernelContext& ctx) { return RunAttention(ctx, p); });
     }
   });
   return &registries[static_cast<int>(path)];
@@ -162,7 +163,8 @@ Expected Plain(const Case& c, const Inputs& in) {
   auto mask_bias = [&](int64_t b, int64_t h, int64_t i, int64_t j) {
     if (c.mask == MaskKind::kNone) return 0.0;
     if (j >= md[3]) return -kInf;
-    const double x = mask[(((md[0] == 1 ? 0 : b) * md[1] + (md[1] == 1 ? 0 : h)) * md[2] + (md[2] == 1 ? 0 : i)) * md[3] + j];
+    const int64_t row = ((md[0] == 1 ? 0 : b) * md[1] + (md[1] == 1 ? 0 : h)) * md[2] + (md[2] == 1 ? 0 : i);
+    const double x = mask[row * md[3] + j];
     return c.mask == MaskKind::kBool ? (x != 0 ? 0.0 : -kInf) : x;
   };
   const double scale = c.scale ? *c.scale : 1.0 / std::sqrt(static_cast<double>(dk));
@@ -249,7 +251,11 @@ void ExpectWithinBound(const Case& c, AttentionPath path) {
   }
 }
 
+// Sizes on both sides of the block edges (kQueryBlock, kKeyBlock), so that
+// partial blocks, skipped leading and trailing key blocks and diagonal
+// blocks all occur.
 std::vector<Case> RandomCases() {
+  constexpr int64_t kQ = kQueryBlock, kK = kKeyBlock;
   std::vector<Case> cases;
   auto add = [&](Case c) {
     c.seed = static_cast<uint32_t>(cases.size() + 11);
@@ -257,25 +263,28 @@ std::vector<Case> RandomCases() {
   };
   add({.name = "plain 4-D"});
   add({.name = "grouped query heads, 3-D", .q_heads = 6, .kv_heads = 2, .q_len = 9, .kv_len = 7, .three_d = true});
-  add({.name = "causal with past, across block edges", .batch = 2, .q_heads = 4, .kv_heads = 2, .q_len = 65,
-       .kv_len = 65, .past_len = 64, .head_size = 16, .v_size = 12, .causal = true});
-  add({.name = "causal, 3-D, 129 x 257", .q_heads = 2, .kv_heads = 1, .q_len = 129, .kv_len = 129, .past_len = 128,
-       .head_size = 8, .v_size = 8, .three_d = true, .causal = true});
-  add({.name = "bool mask broadcast over batch and heads, padded", .batch = 2, .q_len = 70, .kv_len = 130,
-       .mask = MaskKind::kBool, .mask_shape = {70, 100}});
+  add({.name = "causal with past, across block edges", .batch = 2, .q_heads = 4, .kv_heads = 2, .q_len = kQ + 1,
+       .kv_len = kQ + 1, .past_len = kK - 1, .head_size = 16, .v_size = 12, .causal = true});
+  add({.name = "causal, 3-D, one query block, three key blocks", .q_heads = 2, .kv_heads = 1, .q_len = kQ - 1,
+       .kv_len = kQ - 1, .past_len = 2 * kK + 2 - kQ, .head_size = 8, .v_size = 8, .three_d = true,
+       .causal = true});
+  add({.name = "bool mask broadcast over batch and heads, padded", .batch = 2, .q_len = 70, .kv_len = kK + 2,
+       .mask = MaskKind::kBool, .mask_shape = {70, kK - 20}});
   add({.name = "float mask per batch and head, with -inf", .batch = 2, .q_heads = 4, .kv_heads = 2, .q_len = 7,
-       .kv_len = 140, .mask = MaskKind::kFloat, .mask_shape = {2, 4, 7, 140}});
+       .kv_len = kK + 12, .mask = MaskKind::kFloat, .mask_shape = {2, 4, 7, kK + 12}});
   add({.name = "float mask one row broadcast, padded, causal", .q_len = 66, .kv_len = 66, .past_len = 3,
        .causal = true, .mask = MaskKind::kFloat, .mask_shape = {1, 1, 1, 60}});
-  add({.name = "sliding window", .q_len = 140, .kv_len = 140, .causal = true, .left_window = 37});
-  add({.name = "left and right window, no causal", .q_len = 100, .kv_len = 300, .past_len = 10, .left_window = 50,
-       .right_window = 20});
+  add({.name = "sliding window: leading key blocks left out", .q_heads = 1, .kv_heads = 1, .q_len = 2 * kQ + 10,
+       .kv_len = 2 * kQ + 10, .causal = true, .left_window = 37});
+  add({.name = "left and right window: trailing key blocks left out", .q_len = 100, .kv_len = kK + 50,
+       .past_len = 10, .left_window = 50, .right_window = 20});
   add({.name = "soft cap and scale", .q_len = 33, .kv_len = 150, .softcap = 2.5f, .scale = 0.9f});
-  add({.name = "nonpad_kv_seqlen, causal", .batch = 3, .q_len = 20, .kv_len = 150, .causal = true, .nonpad = true});
+  add({.name = "nonpad_kv_seqlen, causal", .batch = 3, .q_len = 20, .kv_len = kK + 20, .causal = true,
+       .nonpad = true});
   add({.name = "nonpad_kv_seqlen with a bool mask", .batch = 2, .q_len = 3, .kv_len = 200, .mask = MaskKind::kBool,
        .mask_shape = {2, 1, 3, 200}, .nonpad = true});
   add({.name = "decode: one query over a long cache, grouped", .q_heads = 8, .kv_heads = 2, .q_len = 1, .kv_len = 1,
-       .past_len = 700, .head_size = 32, .v_size = 16, .causal = true});
+       .past_len = 2 * kK + 100, .head_size = 32, .v_size = 16, .causal = true});
   add({.name = "head size 1 and value size 3", .q_len = 64, .kv_len = 129, .head_size = 1, .v_size = 3});
   add({.name = "float32", .dtype = DataType::kFloat, .q_len = 100, .kv_len = 100, .past_len = 30, .head_size = 64,
        .v_size = 64, .causal = true});

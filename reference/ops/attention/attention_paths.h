@@ -19,6 +19,14 @@ enum class AttentionPath { kAuto, kExact, kBlocked };
 
 StatusOr<std::vector<Value>> RunAttention(const KernelContext& ctx, AttentionPath path);
 
+// Query rows x keys of one block of the blocked path. 256 x 256 measured
+// fastest of the sizes from 64 to 512 (attention_bench.cc): fewer, larger
+// dgemm calls spread their packing and GemmDouble's scan for special values
+// over more work, while larger blocks lose again to the part of a diagonal
+// block that a causal mask leaves out but the product still computes.
+inline constexpr int64_t kQueryBlock = 256;
+inline constexpr int64_t kKeyBlock = 256;
+
 // Where the QK output (output 3) goes, in `mode` (qk_matmul_output_mode):
 // 0 the scaled product, 1 after the soft cap, 2 after the bias, 3 the
 // softmax.

@@ -46,8 +46,8 @@ Status CheckPast(const KernelContext& ctx, const Tensor* past, const HeadLayout&
 // sizes are free int64 values, and a key range only needs their order.
 int64_t SaturatingAdd(int64_t a, int64_t b) {
   int64_t sum;
-  if (__builtin_add_overflow(a, b, &sum)) return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
-  return sum;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
 }
 
 // Past rows then current rows of kv head (b, head) into `out`.
@@ -81,7 +81,9 @@ StatusOr<MaskReader> MaskReader::Make(const KernelContext& ctx, const Tensor* ma
   if (!mask) return r;
   r.mask_ = mask;
   r.is_bool_ = mask->dtype() == DataType::kBool;
-  if (mask->rank() < 1 || mask->rank() > 4) return ctx.Error("attn_mask must have rank 1 to 4, got ", mask->Description());
+  if (mask->rank() < 1 || mask->rank() > 4) {
+    return ctx.Error("attn_mask must have rank 1 to 4, got ", mask->Description());
+  }
   const int64_t offset = 4 - mask->rank();
   r.dims_.assign(4, 1);
   for (int64_t i = 0; i < mask->rank(); ++i) r.dims_[static_cast<size_t>(offset + i)] = mask->dim(i);
