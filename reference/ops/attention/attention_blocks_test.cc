@@ -233,9 +233,8 @@ double HalfUlp(DataType dtype, double x) {
   return std::ldexp(0.5, e - digits + 1);
 }
 
-void ExpectWithinBound(const Case& c, AttentionPath path) {
+void ExpectWithinBound(const Case& c, const Inputs& in, AttentionPath path) {
   SCOPED_TRACE(c.name);
-  const Inputs in = MakeInputs(c);
   StatusOr<Tensor> got = Runner(c, in, RegistryFor(path)).RunOne();
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   const Expected want = Plain(c, in);
@@ -294,11 +293,36 @@ std::vector<Case> RandomCases() {
 }
 
 TEST(AttentionBlocks, BlockedPathStaysWithinTheBoundOfThePlainDoubleResult) {
-  for (const Case& c : RandomCases()) ExpectWithinBound(c, AttentionPath::kBlocked);
+  for (const Case& c : RandomCases()) ExpectWithinBound(c, MakeInputs(c), AttentionPath::kBlocked);
 }
 
 TEST(AttentionBlocks, ExactPathStaysWithinTheSameBound) {
-  for (const Case& c : RandomCases()) ExpectWithinBound(c, AttentionPath::kExact);
+  for (const Case& c : RandomCases()) ExpectWithinBound(c, MakeInputs(c), AttentionPath::kExact);
+}
+
+TEST(AttentionBlocks, NonpadLengthsOutsideTheKeysAreClampedAlike) {
+  // A negative length masks every key; one past the end masks none, and its
+  // causal offset lets every query see every key.
+  Case c{.name = "nonpad_kv_seqlen -3 and total + 50", .batch = 2, .q_len = 40, .kv_len = kKeyBlock + 5,
+         .causal = true, .nonpad = true};
+  Inputs in = MakeInputs(c);
+  in.nonpad = Tensor::FromInt64s({2}, {-3, c.total() + 50});
+  ExpectWithinBound(c, in, AttentionPath::kBlocked);
+  ExpectWithinBound(c, in, AttentionPath::kExact);
+}
+
+TEST(AttentionBlocks, EmptySequencesGiveEmptyOrZeroOutputs) {
+  for (const auto& [q_len, kv_len] : {std::pair<int64_t, int64_t>{0, 5}, {5, 0}}) {
+    Case c{.name = "q_len " + std::to_string(q_len) + ", kv_len " + std::to_string(kv_len), .q_len = q_len,
+           .kv_len = kv_len};
+    const Inputs in = MakeInputs(c);
+    for (AttentionPath path : {AttentionPath::kBlocked, AttentionPath::kExact}) {
+      StatusOr<Tensor> y = Runner(c, in, RegistryFor(path)).RunOne();
+      ASSERT_TRUE(y.ok()) << c.name << ": " << y.status().ToString();
+      EXPECT_EQ(y->shape(), Shape({1, 2, q_len, 8})) << c.name;
+      for (double x : y->ToDoubles()) EXPECT_EQ(x, 0.0) << c.name;  // no key: a fully masked row
+    }
+  }
 }
 
 std::string Bytes(const Tensor& t) { return std::string(reinterpret_cast<const char*>(t.raw_bytes()), t.byte_size()); }
