@@ -2,8 +2,12 @@
 #include "reference/ops/common.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <new>
 
 #include "reference/core/parallel.h"
+#include "reference/ops/gemm.h"
 
 namespace parity::ops {
 
@@ -82,12 +86,25 @@ namespace {
 constexpr int64_t kConvertChunk = int64_t{1} << 16;
 }  // namespace
 
-std::unique_ptr<double[]> ReadAllDoubles(const Tensor& t) {
-  auto values = std::make_unique_for_overwrite<double[]>(static_cast<size_t>(t.size()));
+void FreeDoubles::operator()(double* p) const { std::free(p); }
+
+DoubleBuffer AllocateDoubles(int64_t count) {
+  void* p = std::malloc(std::max<size_t>(static_cast<size_t>(count), 1) * sizeof(double));
+  if (!p) throw std::bad_alloc();
+  return DoubleBuffer(static_cast<double*>(p));
+}
+
+DoubleBuffer ReadAllDoubles(const Tensor& t, bool* finite) {
+  DoubleBuffer values = AllocateDoubles(t.size());
+  std::atomic<bool> special{false};
   ParallelFor((t.size() + kConvertChunk - 1) / kConvertChunk, [&](int64_t chunk) {
     const int64_t begin = chunk * kConvertChunk;
-    t.ReadDoubles(begin, std::min(kConvertChunk, t.size() - begin), values.get() + begin);
+    const int64_t count = std::min(kConvertChunk, t.size() - begin);
+    t.ReadDoubles(begin, count, values.get() + begin);
+    // Scanned while the chunk is still in cache.
+    if (finite && HoldsSpecialValue(values.get() + begin, count)) special.store(true, std::memory_order_relaxed);
   });
+  if (finite) *finite = !special.load();
   return values;
 }
 

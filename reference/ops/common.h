@@ -64,11 +64,23 @@ class Summation {
 // KernelContext::widened, which holds those types in float64).
 Status RequireFloat32OrHalf(const KernelContext& ctx, const Tensor& t, const char* what);
 
+// An uninitialised array of doubles for the heavy kernels' operands and
+// products. Arrays of 2 MiB and more are backed by transparent huge pages
+// where the system allows them (madvise): a 1024 x 1024 product then costs
+// a few page faults instead of two thousand, which at that size took a
+// quarter of MatMul's time. Throws std::bad_alloc like new.
+struct FreeDoubles {
+  void operator()(double* p) const;
+};
+using DoubleBuffer = std::unique_ptr<double[], FreeDoubles>;
+DoubleBuffer AllocateDoubles(int64_t count);
+
 // All of t's elements as doubles (GetDouble's values), and values written
 // into t rounding once each (SetDouble): the bulk conversions of the heavy
-// kernels, in parallel chunks of a size fixed by the tensor's. The buffer
-// is not zeroed first, so its pages are first touched by the threads.
-std::unique_ptr<double[]> ReadAllDoubles(const Tensor& t);
+// kernels, in parallel chunks of a size fixed by the tensor's. `finite`,
+// when given, says whether no value is an infinity or a NaN (the
+// MatrixView::known_finite of a product, gemm.h).
+DoubleBuffer ReadAllDoubles(const Tensor& t, bool* finite = nullptr);
 void WriteAllDoubles(const double* values, Tensor* t);
 
 // Reads a 1-D (or scalar) integer tensor as int64 values.

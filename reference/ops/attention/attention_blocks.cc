@@ -150,8 +150,10 @@ void AttendHeadBlocked(const AttentionProblem& p, const HeadData& head, const Ou
     for (int64_t j0 = first < last ? first / kKeyBlock * kKeyBlock : total; j0 < last; j0 += kKeyBlock) {
       const int64_t cols = std::min(kKeyBlock, total - j0);
       double* const scores = scratch.scores.get();
-      GemmDoubleSerial(rows, cols, dk, MatrixView{head.q + i0 * dk, dk, false}, MatrixView{head.k + j0 * dk, dk, true},
-                       scores, cols);
+      // The blocked path runs only on finite heads (attention_paths.h), and
+      // the weights are exps of finite scores: no operand needs a scan.
+      GemmDoubleSerial(rows, cols, dk, MatrixView{head.q + i0 * dk, dk, false, true},
+                       MatrixView{head.k + j0 * dk, dk, true, true}, scores, cols);
       for (int64_t r = 0; r < rows; ++r) {
         // Columns [a, e) are allowed; the rest weigh exactly 0 (their bias is -inf).
         const int64_t a = std::clamp(scratch.ranges[r].lo - j0, int64_t{0}, cols);
@@ -160,8 +162,8 @@ void AttendHeadBlocked(const AttentionProblem& p, const HeadData& head, const Ou
                  &scratch.row_sum[r], acc + r * dv);
       }
       double* const product = scratch.product.get();
-      GemmDoubleSerial(rows, dv, cols, MatrixView{scores, cols, false}, MatrixView{head.v + j0 * dv, dv, false},
-                       product, dv);
+      GemmDoubleSerial(rows, dv, cols, MatrixView{scores, cols, false, true},
+                       MatrixView{head.v + j0 * dv, dv, false, true}, product, dv);
       for (int64_t x = 0; x < rows * dv; ++x) acc[x] += product[x];
     }
     // Each row divided by its sum, in place; a row with no allowed key has a

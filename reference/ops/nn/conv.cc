@@ -108,9 +108,9 @@ KernelResult Conv(const KernelContext& ctx) {
     out.WriteDoubles(0, out.size(), y.data());
     return Single(std::move(out));
   }
-  const std::unique_ptr<double[]> xv = ReadAllDoubles(*x);
   // X checked once here spares every block's product a scan of its columns.
-  const bool finite = !HoldsSpecialValue(xv.get(), x->size());
+  bool finite = false;
+  const DoubleBuffer xv = ReadAllDoubles(*x, &finite);
   ConvByGemm(xv.get(), x->shape(), wv.data(), s.out_channels, s.group, s.window, bias.empty() ? nullptr : bias.data(),
              &out, finite);
   return Single(std::move(out));

@@ -83,7 +83,7 @@ void BM_ConvPhases(benchmark::State& state) {
   };
   for (auto _ : state) {
     auto t = std::chrono::steady_clock::now();
-    std::unique_ptr<double[]> xd = ReadAllDoubles(x);
+    DoubleBuffer xd = ReadAllDoubles(x);
     convert += seconds(t);
     for (int64_t begin = 0; begin < positions; begin += block) {
       const int64_t count = std::min(block, positions - begin);

@@ -76,13 +76,14 @@ StatusOr<std::vector<Value>> MatMulKernel(const KernelContext& ctx) {
   const bool is_float = IsFloatingPoint(a->dtype());
   const int64_t out_count = batch_count * m_count * n_count;
   if (is_float && !ctx.float32_sums()) {
-    const std::unique_ptr<double[]> ad = ReadAllDoubles(*a);
-    const std::unique_ptr<double[]> bd = ReadAllDoubles(*b);
+    bool a_finite = false, b_finite = false;
+    const DoubleBuffer ad = ReadAllDoubles(*a, &a_finite);
+    const DoubleBuffer bd = ReadAllDoubles(*b, &b_finite);
     // Not zeroed: every element is written by its tile.
-    auto product = std::make_unique_for_overwrite<double[]>(static_cast<size_t>(out_count));
+    const DoubleBuffer product = AllocateDoubles(out_count);
     GemmDoubleBatched(batch_count, m_count, n_count, k_count, [&](int64_t bi) {
-      return GemmOperands{MatrixView{ad.get() + a_index(bi) * m_count * k_count, k_count, false},
-                          MatrixView{bd.get() + b_index(bi) * k_count * n_count, n_count, false},
+      return GemmOperands{MatrixView{ad.get() + a_index(bi) * m_count * k_count, k_count, false, a_finite},
+                          MatrixView{bd.get() + b_index(bi) * k_count * n_count, n_count, false, b_finite},
                           product.get() + bi * m_count * n_count, n_count};
     });
     PARITY_ASSIGN_OR_RETURN(Tensor out, Allocate(ctx, a->dtype(), out_shape));
@@ -145,10 +146,11 @@ StatusOr<std::vector<Value>> GemmKernel(const KernelContext& ctx) {
   const int64_t a_cols = a->dim(1);
   const int64_t b_cols = b->dim(1);
   if (is_float && !ctx.float32_sums()) {
-    const std::unique_ptr<double[]> ad = ReadAllDoubles(*a);
-    const std::unique_ptr<double[]> bd = ReadAllDoubles(*b);
-    GemmDouble(m_count, n_count, k_count, MatrixView{ad.get(), a_cols, trans_a},
-               MatrixView{bd.get(), b_cols, trans_b}, fout.data(), n_count);
+    bool a_finite = false, b_finite = false;
+    const DoubleBuffer ad = ReadAllDoubles(*a, &a_finite);
+    const DoubleBuffer bd = ReadAllDoubles(*b, &b_finite);
+    GemmDouble(m_count, n_count, k_count, MatrixView{ad.get(), a_cols, trans_a, a_finite},
+               MatrixView{bd.get(), b_cols, trans_b, b_finite}, fout.data(), n_count);
   } else {
     MultiplyInto(
         *a, *b, [&](int64_t m, int64_t k) { return trans_a ? k * a_cols + m : m * a_cols + k; },
