@@ -1,5 +1,6 @@
 // The `parity` command line: argument parsing and dispatch of every subcommand
 // (their usage texts are in command_usage.cc).
+#include <malloc.h>
 #include <sys/wait.h>
 
 #include <cmath>
@@ -294,6 +295,12 @@ int Main(int argc, char** argv) {
 // The one exception boundary of the command line (STYLE.md): an exception
 // that escaped a command is a bug, reported as such rather than as an abort.
 int main(int argc, char** argv) {
+  // Buffers of 4 MiB and more are mapped on their own and given back when
+  // freed. glibc would otherwise raise this threshold after each large free
+  // and serve later tensors of nearly the same size from its arenas, which
+  // keep freed memory: the peak of a real-size case then grows by a few of
+  // its tensors (spec/reference.md, "Memory").
+  mallopt(M_MMAP_THRESHOLD, 4 << 20);
   try {
     return Main(argc, argv);
   } catch (const std::exception& e) {

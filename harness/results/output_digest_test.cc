@@ -44,6 +44,19 @@ TEST(OutputDigestTest, EqualsTheDigestOfTheValueFile) {
                                 DataType::kFloat)},
       {"o", Value::SomeOptional(Value::FromTensor(Floats({1}, {5})))},
       {"n", Value::NoneOptional()},
+      // The tensor forms that write raw_data straight from the buffer, and
+      // those that do not (packed int4, strings).
+      {"h", Value::FromTensor(*Tensor::FromDoubles(DataType::kFloat16, {3}, {1, -2, 65504}))},
+      {"i", Value::FromTensor(Tensor::FromInt64s({2}, {-7, 1} ))},
+      {"q", Value::FromTensor(*Tensor::FromDoubles(DataType::kInt4, {3}, {-8, 7, 1}))},
+      {"scalar", Value::FromTensor(Tensor::Scalar(DataType::kDouble, 0.5))},
+      {"empty", Value::FromTensor(Floats({0, 3}, {}))},
+      {"large", Value::FromTensor(Floats({300000}, std::vector<double>(300000, 0.25)))},
+      {"str", Value::FromTensor([] {
+         Tensor t = *Tensor::Create(DataType::kString, {2});
+         t.mutable_strings() = {"a", "bc"};
+         return t;
+       }())},
   };
   for (const auto& [name, value] : values) {
     const std::string path = (dir / (name + ".pb")).string();

@@ -425,7 +425,7 @@ void ValueToOptionalProto(const Value& value, onnx::OptionalProto* proto) {
 }
 
 StatusOr<Value> ReadValueFile(const std::string& path, const onnx::TypeProto& declared_type) {
-  PARITY_ASSIGN_OR_RETURN(const std::string bytes, ReadProtobufFile(path));
+  PARITY_ASSIGN_OR_RETURN(std::string bytes, ReadProtobufFile(path));
   if (declared_type.has_sequence_type()) {
     onnx::SequenceProto proto;
     if (!proto.ParseFromString(bytes)) return InvalidModel("'", path, "' is not a valid SequenceProto");
@@ -441,6 +441,9 @@ StatusOr<Value> ReadValueFile(const std::string& path, const onnx::TypeProto& de
   if (declared_type.has_map_type()) return Unimplemented("'", path, "' holds a map, which is not supported");
   onnx::TensorProto proto;
   if (!proto.ParseFromString(bytes)) return InvalidModel("'", path, "' is not a valid TensorProto");
+  // The file's bytes go before the tensor is made: a large value is then
+  // held twice at most (proto and tensor), not three times.
+  std::string().swap(bytes);
   StatusOr<Tensor> t = TensorFromProto(proto);
   if (!t.ok()) return t.status().WithContext("'" + path + "'");
   return Value::FromTensor(std::move(t).value());
