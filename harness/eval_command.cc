@@ -369,7 +369,7 @@ int RunEvalCommand(const EvalCommandOptions& options) {
   }
   std::cout << "\ncases by state:";
   for (const auto& [state, n] : summary.by_state) std::cout << " " << state << "=" << n;
-  std::printf("\n%d cases in %.1f s on %d threads\n", summary.total, seconds, jobs);
+  std::printf("\n%d cases in %.1f s, %d at a time, %d threads per operator\n", summary.total, seconds, jobs, ThreadCount());
   if (expectations) {
     for (const auto& e : expectations->entries()) {
       if (e.matched == 0) std::cout << "note: expectation '" << e.pattern << "' matched no case\n";
