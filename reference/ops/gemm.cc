@@ -28,11 +28,22 @@ constexpr int64_t kBlasFrom = 512;
 // The multiply-adds one task of a batch takes on, in whole products.
 constexpr int64_t kTaskWork = int64_t{1} << 16;
 
+}  // namespace
+
+// OpenBLAS's pthread build starts a server thread per core when it loads,
+// and an idle one spins on sched_yield for about 2^28 cycles before it
+// sleeps: on two cores it took half of a short run's CPU from the tiles.
+// blas_thread_shutdown_ (exported by that build, declared in no header it
+// ships) stops them; a call with one thread never starts them again.
+extern "C" int blas_thread_shutdown_(void);
+
+namespace {
+
 // OpenBLAS's own threads stay off: the tiles are the parallelism, and a
 // BLAS that split a call by the thread count could change sums with it.
 void UseOneBlasThread() {
   static std::once_flag once;
-  std::call_once(once, [] { openblas_set_num_threads(1); });
+  std::call_once(once, [] { UseOneBlasThreadNow(); });
 }
 
 // The exponent bits of each value, all set for an infinity or a NaN; a
@@ -133,6 +144,11 @@ void Gemm(int64_t m, int64_t n, int64_t k, const MatrixView& a, const MatrixView
 }  // namespace
 
 bool HoldsSpecialValue(const double* values, int64_t count) { return HasSpecialBits(values, count); }
+
+void UseOneBlasThreadNow() {
+  openblas_set_num_threads(1);
+  blas_thread_shutdown_();
+}
 
 void GemmDouble(int64_t m, int64_t n, int64_t k, MatrixView a, MatrixView b, double* c, int64_t ldc) {
   Gemm(m, n, k, a, b, c, ldc, true);

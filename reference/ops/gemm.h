@@ -59,6 +59,11 @@ struct GemmOperands {
 void GemmDoubleBatched(int64_t count, int64_t m, int64_t n, int64_t k,
                        const std::function<GemmOperands(int64_t)>& operands);
 
+// Sets OpenBLAS to one thread and stops its idle server threads, as the
+// reference runs it; for a benchmark that has just timed OpenBLAS's own
+// threads. Not safe while a product is running.
+void UseOneBlasThreadNow();
+
 // The BLAS in use, for reports and benchmarks: "OpenBLAS 0.3.21 ... (core)".
 std::string BlasDescription();
 

@@ -53,7 +53,7 @@ void BM_OpenBlasDgemmOneCall(benchmark::State& state) {
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n);
     benchmark::DoNotOptimize(c.data());
   }
-  openblas_set_num_threads(1);  // the reference's setting (gemm.cc)
+  UseOneBlasThreadNow();  // the reference's setting (gemm.h)
   SetFlops(state, n);
 }
 BENCHMARK(BM_OpenBlasDgemmOneCall)
