@@ -3,6 +3,7 @@ difference, and the whole command on a few cases (the real-size models at
 toy sizes) finds none, while a corpus that computes nothing fails."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -95,6 +96,19 @@ class CommandTest(unittest.TestCase):
     def test_bad_arguments(self):
         self.assertEqual(self.check(self.cases, "--threads", "1").returncode, 2)
         self.assertEqual(self.check(os.path.join(self.work, "nowhere")).returncode, 2)
+
+    def test_parity_takes_and_records_its_thread_count(self):
+        for bad in ["0", "-2", "two", "2000"]:
+            done = subprocess.run([PARITY, "eval", self.cases, "--threads", bad], capture_output=True, text=True)
+            self.assertEqual(done.returncode, 2, bad)
+            self.assertIn("--threads takes a number of threads from 1 to 1024", done.stderr, bad)
+        out = os.path.join(self.work, "three")
+        done = subprocess.run([PARITY, "eval", self.cases, "--threads", "3", "--out", out, "--quiet"],
+                              capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assertIn("3 threads per operator", done.stdout)
+        with open(os.path.join(out, "summary.json")) as f:
+            self.assertEqual(json.load(f)["compute_threads"], 3)
 
 
 if __name__ == "__main__":
