@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 #include "reference/core/parallel.h"
 
@@ -144,6 +145,45 @@ void Gemm(int64_t m, int64_t n, int64_t k, const MatrixView& a, const MatrixView
 }  // namespace
 
 bool HoldsSpecialValue(const double* values, int64_t count) { return HasSpecialBits(values, count); }
+
+void GemmInOrder(int64_t m, int64_t n, int64_t k, MatrixView a, MatrixView b, double* c, int64_t ldc,
+                 bool float32_steps) {
+  if (m <= 0 || n <= 0) return;
+  // B's rows, contiguous: a transposed B is laid out once.
+  std::vector<double> b_rows;
+  const double* rows = b.data;
+  int64_t row_stride = b.ld;
+  if (b.transposed) {
+    b_rows.resize(static_cast<size_t>(k * n));
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < n; ++j) b_rows[static_cast<size_t>(p * n + j)] = b.data[j * b.ld + p];
+    rows = b_rows.data();
+    row_stride = n;
+  }
+  // A task is 16 rows of C; within it, columns go in blocks of 256 so that
+  // the 16 partial rows stay in cache while each row of B passes once.
+  constexpr int64_t kRowsPerTask = 16;
+  constexpr int64_t kColumnBlock = 256;
+  ParallelFor((m + kRowsPerTask - 1) / kRowsPerTask, [&](int64_t task) {
+    const int64_t i0 = task * kRowsPerTask, i1 = std::min(m, i0 + kRowsPerTask);
+    for (int64_t i = i0; i < i1; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0);
+    for (int64_t j0 = 0; j0 < n; j0 += kColumnBlock) {
+      const int64_t width = std::min(kColumnBlock, n - j0);
+      for (int64_t p = 0; p < k; ++p) {
+        const double* y = rows + p * row_stride + j0;
+        for (int64_t i = i0; i < i1; ++i) {
+          const double x = At(a, i, p);
+          double* out = c + i * ldc + j0;
+          if (float32_steps) {
+            for (int64_t j = 0; j < width; ++j) out[j] = static_cast<float>(out[j] + x * y[j]);
+          } else {
+            for (int64_t j = 0; j < width; ++j) out[j] = out[j] + x * y[j];
+          }
+        }
+      }
+    }
+  });
+}
 
 void UseOneBlasThreadNow() {
   openblas_set_num_threads(1);

@@ -59,6 +59,15 @@ struct GemmOperands {
 void GemmDoubleBatched(int64_t count, int64_t m, int64_t n, int64_t k,
                        const std::function<GemmOperands(int64_t)>& operands);
 
+// The conventional arithmetic's product (spec/tolerance.md, "Error
+// budgets"): each C[i][j] is the sum over k in order, every partial sum
+// rounded to float32 when `float32_steps` (as ops::Summation does), else in
+// double. The same bits as that one-element-at-a-time loop, but rows of B
+// are streamed so that the sums of a row of C advance together; rows of C
+// are split into tasks of fixed size. No BLAS: its order is not this one.
+void GemmInOrder(int64_t m, int64_t n, int64_t k, MatrixView a, MatrixView b, double* c, int64_t ldc,
+                 bool float32_steps);
+
 // Sets OpenBLAS to one thread and stops its idle server threads, as the
 // reference runs it; for a benchmark that has just timed OpenBLAS's own
 // threads. Not safe while a product is running.

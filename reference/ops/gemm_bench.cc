@@ -43,6 +43,22 @@ void BM_GemmDouble(benchmark::State& state) {
 }
 BENCHMARK(BM_GemmDouble)->Args({1024, 1})->Args({1024, 2})->Args({2048, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
 
+// The conventional arithmetic's product (float32 steps, k in order), args:
+// n, threads. Before GemmInOrder the same sums took a GetDouble per operand.
+void BM_GemmInOrder(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  SetThreadCount(static_cast<int>(state.range(1)));
+  const std::vector<double> a = RandomDoubles(n * n, 1), b = RandomDoubles(n * n, 2);
+  std::vector<double> c(static_cast<size_t>(n * n));
+  for (auto _ : state) {
+    GemmInOrder(n, n, n, {a.data(), n, false}, {b.data(), n, false}, c.data(), n, true);
+    benchmark::DoNotOptimize(c.data());
+  }
+  SetFlops(state, n);
+  SetThreadCount(0);
+}
+BENCHMARK(BM_GemmInOrder)->Args({1024, 1})->Args({1024, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
+
 // args: n, OpenBLAS threads
 void BM_OpenBlasDgemmOneCall(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));

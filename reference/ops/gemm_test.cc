@@ -96,6 +96,39 @@ TEST_F(GemmTest, SpecialValuesPropagateAsThePlainLoopSays) {
   EXPECT_EQ(c[3], 2.0);
 }
 
+// The conventional arithmetic's product against its definition, one element
+// at a time: every partial sum rounded to float32 (or kept in double), k in
+// order. Bit for bit, for every transpose and thread count.
+TEST_F(GemmTest, InOrderProductIsTheOneElementLoopBitForBit) {
+  const int64_t m = 37, n = 29, k = 300;
+  std::vector<double> a = Random(m * k, 5), b = Random(k * n, 6);
+  for (double& x : a) x = static_cast<float>(x);  // float32 data, as the kernels pass it
+  for (double& x : b) x = static_cast<float>(x);
+  for (int t = 0; t < 4; ++t) {
+    const bool ta = t & 1, tb = t & 2;
+    for (bool float32_steps : {true, false}) {
+      std::vector<double> want(static_cast<size_t>(m * n));
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double sum = 0.0;
+          for (int64_t p = 0; p < k; ++p) {
+            const double x = ta ? a[static_cast<size_t>(p * m + i)] : a[static_cast<size_t>(i * k + p)];
+            const double y = tb ? b[static_cast<size_t>(j * k + p)] : b[static_cast<size_t>(p * n + j)];
+            sum = float32_steps ? static_cast<float>(sum + x * y) : sum + x * y;
+          }
+          want[static_cast<size_t>(i * n + j)] = sum;
+        }
+      for (int threads : {1, 2, 3}) {
+        SetThreadCount(threads);
+        std::vector<double> c(static_cast<size_t>(m * n), -1.0);
+        GemmInOrder(m, n, k, {a.data(), ta ? m : k, ta}, {b.data(), tb ? k : n, tb}, c.data(), n, float32_steps);
+        EXPECT_EQ(0, std::memcmp(c.data(), want.data(), c.size() * sizeof(double)))
+            << "transposes " << t << ", float32 steps " << float32_steps << ", threads " << threads;
+      }
+    }
+  }
+}
+
 TEST_F(GemmTest, EmptyInnerDimensionGivesZeros) {
   std::vector<double> c(6, 5.0);
   GemmDouble(2, 3, 0, {nullptr, 0, false}, {nullptr, 3, false}, c.data(), 3);

@@ -2,9 +2,9 @@
 // added dimension removed) and Gemm (Y = alpha * A' B' + beta * C, C
 // broadcast to (M, N), optional from opset 11). Float products go through
 // GemmDouble (reference/ops/gemm.h): in double, rounded once per output
-// element. In the conventional arithmetic they sum in float32 at every step
-// (ops::Summation) by the plain loop; integers wrap, never through floating
-// point.
+// element. In the conventional arithmetic they sum in float32 at every step,
+// k in order (GemmInOrder, as ops::Summation does); integers wrap, never
+// through floating point.
 #include "reference/ops/common.h"
 #include "reference/ops/gemm.h"
 #include "reference/ops/reduction/reduction.h"
@@ -13,24 +13,16 @@
 namespace parity::ops {
 namespace {
 
-// One (M x K) by (K x N) product: a(m, k) and b(k, n) give flat indices.
+// One integer (M x K) by (K x N) product, wrapping: a(m, k) and b(k, n)
+// give flat indices.
 template <typename IndexA, typename IndexB>
-void MultiplyInto(const Tensor& a, const Tensor& b, IndexA ia, IndexB ib, int64_t m_count, int64_t n_count,
-                  int64_t k_count, bool is_float, const Summation& summation, std::vector<double>* fout,
-                  std::vector<uint64_t>* iout, int64_t out_offset) {
+void MultiplyIntegers(const Tensor& a, const Tensor& b, IndexA ia, IndexB ib, int64_t m_count, int64_t n_count,
+                      int64_t k_count, std::vector<uint64_t>* out, int64_t out_offset) {
   for (int64_t m = 0; m < m_count; ++m) {
     for (int64_t n = 0; n < n_count; ++n) {
-      if (is_float) {
-        double sum = 0.0;
-        for (int64_t k = 0; k < k_count; ++k) {
-          sum = summation.Add(sum, a.GetDouble(ia(m, k)) * b.GetDouble(ib(k, n)));
-        }
-        (*fout)[out_offset + m * n_count + n] = sum;
-      } else {
-        uint64_t sum = 0;
-        for (int64_t k = 0; k < k_count; ++k) sum = WrapAdd(sum, WrapMul(a.GetUint64(ia(m, k)), b.GetUint64(ib(k, n))));
-        (*iout)[out_offset + m * n_count + n] = sum;
-      }
+      uint64_t sum = 0;
+      for (int64_t k = 0; k < k_count; ++k) sum = WrapAdd(sum, WrapMul(a.GetUint64(ia(m, k)), b.GetUint64(ib(k, n))));
+      (*out)[out_offset + m * n_count + n] = sum;
     }
   }
 }
@@ -90,19 +82,30 @@ StatusOr<std::vector<Value>> MatMulKernel(const KernelContext& ctx) {
     WriteAllDoubles(product.get(), &out);
     return Single(std::move(out));
   }
-  std::vector<double> fout(is_float ? out_count : 0);
-  std::vector<uint64_t> iout(is_float ? 0 : out_count);
+  if (is_float) {
+    // The conventional arithmetic: every partial sum of float32 and
+    // narrower data rounds to float32, k in order (ops::Summation).
+    const DoubleBuffer ad = ReadAllDoubles(*a);
+    const DoubleBuffer bd = ReadAllDoubles(*b);
+    const DoubleBuffer product = AllocateDoubles(out_count);
+    const bool float32_steps = IsFloat32OrHalf(a->dtype());
+    for (int64_t bi = 0; bi < batch_count; ++bi) {
+      GemmInOrder(m_count, n_count, k_count, MatrixView{ad.get() + a_index(bi) * m_count * k_count, k_count, false},
+                  MatrixView{bd.get() + b_index(bi) * k_count * n_count, n_count, false},
+                  product.get() + bi * m_count * n_count, n_count, float32_steps);
+    }
+    PARITY_ASSIGN_OR_RETURN(Tensor out, Allocate(ctx, a->dtype(), out_shape));
+    WriteAllDoubles(product.get(), &out);
+    return Single(std::move(out));
+  }
+  std::vector<uint64_t> iout(out_count);
   for (int64_t bi = 0; bi < batch_count; ++bi) {
     const int64_t a_base = a_index(bi) * m_count * k_count;
     const int64_t b_base = b_index(bi) * k_count * n_count;
-    MultiplyInto(
+    MultiplyIntegers(
         *a, *b, [&](int64_t m, int64_t k) { return a_base + m * k_count + k; },
-        [&](int64_t k, int64_t n) { return b_base + k * n_count + n; }, m_count, n_count, k_count, is_float,
-        Summation(ctx, a->dtype()), &fout, &iout, bi * m_count * n_count);
-  }
-  if (is_float) {
-    PARITY_ASSIGN_OR_RETURN(Value result, MakeResult(ctx, a->dtype(), out_shape, fout));
-    return std::vector<Value>{std::move(result)};
+        [&](int64_t k, int64_t n) { return b_base + k * n_count + n; }, m_count, n_count, k_count, &iout,
+        bi * m_count * n_count);
   }
   PARITY_ASSIGN_OR_RETURN(Tensor out, Allocate(ctx, a->dtype(), out_shape));
   for (int64_t i = 0; i < out_count; ++i) out.SetUint64(i, iout[i]);
@@ -145,17 +148,21 @@ StatusOr<std::vector<Value>> GemmKernel(const KernelContext& ctx) {
   std::vector<uint64_t> iout(is_float ? 0 : out_count);
   const int64_t a_cols = a->dim(1);
   const int64_t b_cols = b->dim(1);
-  if (is_float && !ctx.float32_sums()) {
+  if (is_float) {
     bool a_finite = false, b_finite = false;
     const DoubleBuffer ad = ReadAllDoubles(*a, &a_finite);
     const DoubleBuffer bd = ReadAllDoubles(*b, &b_finite);
-    GemmDouble(m_count, n_count, k_count, MatrixView{ad.get(), a_cols, trans_a, a_finite},
-               MatrixView{bd.get(), b_cols, trans_b, b_finite}, fout.data(), n_count);
+    const MatrixView av{ad.get(), a_cols, trans_a, a_finite}, bv{bd.get(), b_cols, trans_b, b_finite};
+    if (ctx.float32_sums()) {
+      GemmInOrder(m_count, n_count, k_count, av, bv, fout.data(), n_count, IsFloat32OrHalf(a->dtype()));
+    } else {
+      GemmDouble(m_count, n_count, k_count, av, bv, fout.data(), n_count);
+    }
   } else {
-    MultiplyInto(
+    MultiplyIntegers(
         *a, *b, [&](int64_t m, int64_t k) { return trans_a ? k * a_cols + m : m * a_cols + k; },
         [&](int64_t k, int64_t n) { return trans_b ? n * b_cols + k : k * b_cols + n; }, m_count, n_count,
-        k_count, is_float, Summation(ctx, a->dtype()), &fout, &iout, 0);
+        k_count, &iout, 0);
   }
   PARITY_ASSIGN_OR_RETURN(Tensor out, Allocate(ctx, a->dtype(), out_shape));
   const BroadcastIndexer c_index(c ? c->shape() : Shape{}, out_shape);
