@@ -33,7 +33,8 @@ constexpr int64_t kTaskWork = int64_t{1} << 16;
 
 // OpenBLAS's pthread build starts a server thread per core when it loads,
 // and an idle one spins on sched_yield for about 2^28 cycles before it
-// sleeps: on two cores it took half of a short run's CPU from the tiles.
+// sleeps: on two cores that was about a third of the CPU samples of a short
+// MatMul run, taken from the tiles.
 // blas_thread_shutdown_ (exported by that build, declared in no header it
 // ships) stops them; a call with one thread never starts them again.
 extern "C" int blas_thread_shutdown_(void);
