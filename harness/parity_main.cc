@@ -211,17 +211,28 @@ int RunMerge(const std::vector<std::string>& args) {
 
 }  // namespace
 
-// Takes --memory-limit MIB out of `args` and applies it; false on a bad value.
-bool ApplyMemoryLimit(std::vector<std::string>& args) {
+// Takes `flag N` out of `args` wherever it stands, N a whole number from 1
+// to `max`: into *value, true. An absent flag leaves *value at 0 and returns
+// true; a bad or missing N returns false.
+bool TakeNumberOption(std::vector<std::string>& args, const char* flag, long long max, long long* value) {
+  *value = 0;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] != "--memory-limit") continue;
+    if (args[i] != flag) continue;
     char* end = nullptr;
-    const long long mib = i + 1 < args.size() ? std::strtoll(args[i + 1].c_str(), &end, 10) : -1;
-    if (mib <= 0 || *end != '\0' || mib > (int64_t{1} << 43)) return false;
-    parity::Tensor::SetAllocationLimit(static_cast<int64_t>(mib) << 20);
+    const long long n = i + 1 < args.size() ? std::strtoll(args[i + 1].c_str(), &end, 10) : -1;
+    if (n <= 0 || *end != '\0' || n > max) return false;
+    *value = n;
     args.erase(args.begin() + static_cast<std::ptrdiff_t>(i), args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
     return true;
   }
+  return true;
+}
+
+// Takes --memory-limit MIB out of `args` and applies it; false on a bad value.
+bool ApplyMemoryLimit(std::vector<std::string>& args) {
+  long long mib = 0;
+  if (!TakeNumberOption(args, "--memory-limit", int64_t{1} << 43, &mib)) return false;
+  if (mib > 0) parity::Tensor::SetAllocationLimit(static_cast<int64_t>(mib) << 20);
   return true;
 }
 
@@ -229,15 +240,11 @@ bool ApplyMemoryLimit(std::vector<std::string>& args) {
 // this process and, through PARITY_THREADS, to the workers it starts; false
 // on a bad value.
 bool ApplyThreads(std::vector<std::string>& args) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] != "--threads") continue;
-    char* end = nullptr;
-    const long long threads = i + 1 < args.size() ? std::strtoll(args[i + 1].c_str(), &end, 10) : -1;
-    if (threads <= 0 || *end != '\0' || threads > 1024) return false;
+  long long threads = 0;
+  if (!TakeNumberOption(args, "--threads", 1024, &threads)) return false;
+  if (threads > 0) {
     parity::SetThreadCount(static_cast<int>(threads));
     setenv("PARITY_THREADS", std::to_string(threads).c_str(), 1);
-    args.erase(args.begin() + static_cast<std::ptrdiff_t>(i), args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
-    return true;
   }
   return true;
 }

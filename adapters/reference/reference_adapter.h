@@ -12,6 +12,7 @@
 #include <cstring>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -28,29 +29,35 @@ struct parity_session {
 
 namespace parity::adapters {
 
+// A positive whole number from environment variable `name`, digits only,
+// at most `max`; nullopt when unset or anything else (the default stays).
+inline std::optional<int64_t> HostNumber(const char* name, int64_t max) {
+  const char* text = std::getenv(name);
+  if (!text || !*text || std::strlen(text) > 12 || std::strspn(text, "0123456789") != std::strlen(text)) {
+    return std::nullopt;
+  }
+  const int64_t value = std::strtoll(text, nullptr, 10);
+  if (value <= 0 || value > max) return std::nullopt;
+  return value;
+}
+
 // The harness passes its worker memory limit in PARITY_MEMORY_LIMIT_MIB
 // (spec/abi/README.md): the reference then refuses any tensor over it before
 // allocating it, instead of being killed by the harness's watch on its
-// resident memory. Digits only; anything else leaves the default.
+// resident memory.
 inline bool ApplyHostMemoryLimit() {
-  const char* text = std::getenv("PARITY_MEMORY_LIMIT_MIB");
-  if (!text || !*text || std::strlen(text) > 12 || std::strspn(text, "0123456789") != std::strlen(text)) return false;
-  const int64_t mib = std::strtoll(text, nullptr, 10);
-  if (mib <= 0) return false;
-  Tensor::SetAllocationLimit(mib << 20);
-  return true;
+  const std::optional<int64_t> mib = HostNumber("PARITY_MEMORY_LIMIT_MIB", int64_t{1} << 43);
+  if (mib) Tensor::SetAllocationLimit(*mib << 20);
+  return mib.has_value();
 }
 
 // `parity run --threads N` passes N in PARITY_THREADS: the threads one
-// operator may use in this worker (reference/core/parallel.h). Digits only,
-// 1 to 1024; anything else leaves one per core.
+// operator may use in this worker (reference/core/parallel.h), 1 to 1024;
+// anything else leaves one per core.
 inline bool ApplyHostThreads() {
-  const char* text = std::getenv("PARITY_THREADS");
-  if (!text || !*text || std::strlen(text) > 4 || std::strspn(text, "0123456789") != std::strlen(text)) return false;
-  const int threads = std::atoi(text);
-  if (threads <= 0 || threads > 1024) return false;
-  SetThreadCount(threads);
-  return true;
+  const std::optional<int64_t> threads = HostNumber("PARITY_THREADS", 1024);
+  if (threads) SetThreadCount(static_cast<int>(*threads));
+  return threads.has_value();
 }
 
 // What tells the two libraries apart.

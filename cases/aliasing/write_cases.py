@@ -31,6 +31,8 @@ import tempfile
 import onnx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from staged_corpus import StagedCorpus  # noqa: E402  (cases/)
 import corpus_checks  # noqa: E402
 import invalid_cases  # noqa: E402
 import valid_cases  # noqa: E402
@@ -70,42 +72,34 @@ def write_check_case(case: CheckCase, case_dir: str) -> None:
 
 
 def write_corpus(out: str, groups: dict, parity: str, check: bool) -> None:
-    parent = os.path.dirname(out)
-    os.makedirs(parent, exist_ok=True)
-    # Written beside --out and swapped in at the end: a failed run never
-    # leaves a half corpus behind.
-    staging = tempfile.mkdtemp(prefix=".aliasing-", dir=parent)
-    scratch = tempfile.mkdtemp(prefix=".aliasing-scratch-", dir=parent)
-    try:
-        for group, cases in groups.items():
-            for case in cases:
-                case_dir = os.path.join(staging, group, case.name)
-                try:
-                    if isinstance(case, StatefulCase):
-                        write_stateful(case, case_dir, parity, scratch, stateful_meta(case, f"aliasing_{group}"))
-                    else:
-                        write_check_case(case, case_dir)
-                except StepFailed as failure:
-                    raise StepFailed(f"{case.name}: {failure}") from failure
-                except Exception as error:  # noqa: BLE001 - name the case
-                    raise StepFailed(f"cannot write {case.name}: {type(error).__name__}: {error}") from error
-        if groups.get("hazard"):
-            run([parity, "expect", os.path.join(staging, "hazard")], "parity expect hazard/")
-        if check:
-            corpus_checks.self_check(staging, parity)
-        manifest = {"generator": GENERATOR, "onnx_version": onnx.__version__,
-                    "valid": sorted(c.name for c in groups.get("valid", [])),
-                    "bench": sorted(c.name for c in groups.get("bench", [])),
-                    "invalid": {c.name: c.rule for c in groups.get("invalid", [])},
-                    "hazard": {c.name: c.rule for c in groups.get("hazard", [])}}
-        with open(os.path.join(staging, "corpus.json"), "w") as f:
-            json.dump(manifest, f, indent=1, sort_keys=True)
-        if os.path.exists(out):
-            shutil.rmtree(out)
-        os.rename(staging, out)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-        shutil.rmtree(scratch, ignore_errors=True)
+    # Written beside --out and swapped in at the end (cases/staged_corpus.py).
+    with StagedCorpus(out, ".aliasing-") as corpus:
+        staging = corpus.path
+        scratch = tempfile.mkdtemp(prefix=".aliasing-scratch-", dir=os.path.dirname(corpus.out))
+        try:
+            for group, cases in groups.items():
+                for case in cases:
+                    case_dir = os.path.join(staging, group, case.name)
+                    try:
+                        if isinstance(case, StatefulCase):
+                            write_stateful(case, case_dir, parity, scratch, stateful_meta(case, f"aliasing_{group}"))
+                        else:
+                            write_check_case(case, case_dir)
+                    except StepFailed as failure:
+                        raise StepFailed(f"{case.name}: {failure}") from failure
+                    except Exception as error:  # noqa: BLE001 - name the case
+                        raise StepFailed(f"cannot write {case.name}: {type(error).__name__}: {error}") from error
+            if groups.get("hazard"):
+                run([parity, "expect", os.path.join(staging, "hazard")], "parity expect hazard/")
+            if check:
+                corpus_checks.self_check(staging, parity)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        corpus.publish({"generator": GENERATOR, "onnx_version": onnx.__version__,
+                        "valid": sorted(c.name for c in groups.get("valid", [])),
+                        "bench": sorted(c.name for c in groups.get("bench", [])),
+                        "invalid": {c.name: c.rule for c in groups.get("invalid", [])},
+                        "hazard": {c.name: c.rule for c in groups.get("hazard", [])}})
 
 
 def all_groups(bench: bool) -> dict:

@@ -16,15 +16,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
 import onnx
 from onnx import helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from staged_corpus import StagedCorpus  # noqa: E402  (cases/)
 # The case matrices, beside this file.
 import attention_cases  # noqa: E402
 import attention25_cases  # noqa: E402
@@ -117,19 +117,14 @@ def main(argv=None) -> int:
         print(f"write_cases: duplicate case names: {', '.join(duplicates)}", file=sys.stderr)
         return 1
 
-    # Write into a sibling temporary folder and swap it in at the end, so a
-    # failed or interrupted run never leaves a half corpus behind.
-    out = os.path.abspath(args.out)
-    parent = os.path.dirname(out)
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=".functions-", dir=parent)
-    try:
+    # Written beside --out and swapped in at the end (staged_corpus.py).
+    with StagedCorpus(args.out, ".functions-") as corpus:
+        staging = corpus.path
         for case in cases:
             try:
                 write_case(case, staging)
             except Exception as error:  # noqa: BLE001 - name the case, then stop
                 print(f"write_cases: cannot write {case.name}: {type(error).__name__}: {error}", file=sys.stderr)
-                shutil.rmtree(staging, ignore_errors=True)
                 return 1
         expect = subprocess.run([args.parity, "expect", staging], capture_output=True, text=True)
         missing = missing_outputs(staging, cases)
@@ -137,26 +132,17 @@ def main(argv=None) -> int:
             sys.stderr.write(expect.stderr)
             print(f"write_cases: `parity expect` failed (exit {expect.returncode}); "
                   f"{len(missing)} cases lack expected outputs: {', '.join(missing[:20])}", file=sys.stderr)
-            shutil.rmtree(staging, ignore_errors=True)
             return 1
         if args.filter is None and len(cases) < args.min_cases:
             print(f"write_cases: only {len(cases)} cases, fewer than the minimum {args.min_cases}", file=sys.stderr)
-            shutil.rmtree(staging, ignore_errors=True)
             return 1
         manifest = {"generator": GENERATOR, "onnx_version": onnx.__version__, "cases": len(cases),
                     "by_operator": {}}
         for case in cases:
             manifest["by_operator"][case.operator] = manifest["by_operator"].get(case.operator, 0) + 1
-        with open(os.path.join(staging, "corpus.json"), "w") as f:
-            json.dump(manifest, f, indent=1, sort_keys=True)
-        if os.path.exists(out):
-            shutil.rmtree(out)
-        os.rename(staging, out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+        corpus.publish(manifest)
 
-    print(f"write_cases: wrote {len(cases)} cases with expected outputs to {out}")
+    print(f"write_cases: wrote {len(cases)} cases with expected outputs to {corpus.out}")
     return 0
 
 

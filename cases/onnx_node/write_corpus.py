@@ -11,10 +11,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
-import tempfile
 import warnings
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from staged_corpus import StagedCorpus  # noqa: E402  (cases/)
 
 
 def _serialize_value(value, type_proto, name):
@@ -108,38 +109,26 @@ def main(argv=None) -> int:
         warnings.simplefilter("ignore")  # the generators' own numpy overflow warnings
         cases = load_node_model_tests()
 
-    # Write into a sibling temporary folder and swap it in at the end, so a
-    # failed or interrupted write never leaves a half corpus behind.
-    out = os.path.abspath(args.out)
-    parent = os.path.dirname(out)
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=".corpus-", dir=parent)
+    # Written beside --out and swapped in at the end (cases/staged_corpus.py).
     written = 0
     failures = []
     operators = _operators(cases)
-    try:
+    with StagedCorpus(args.out, ".corpus-") as corpus:
         for case in cases:
             if args.filter and args.filter not in case.name:
                 continue
             try:
-                _write_case(case, os.path.join(staging, case.name), operators[case.name])
+                _write_case(case, os.path.join(corpus.path, case.name), operators[case.name])
                 written += 1
             except Exception as error:  # one bad case must not lose the rest
                 failures.append((case.name, f"{type(error).__name__}: {error}"))
-        manifest = {
+        corpus.publish({
             "source": "onnx.backend.test.loader.load_node_model_tests",
             "onnx_version": onnx.__version__,
             "cases": written,
             "write_failures": [{"case": n, "error": e} for n, e in failures],
-        }
-        with open(os.path.join(staging, "corpus.json"), "w") as f:
-            json.dump(manifest, f, indent=1, sort_keys=True)
-        if os.path.exists(out):
-            shutil.rmtree(out)
-        os.rename(staging, out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+        })
+    out = corpus.out
 
     for name, error in failures:
         print(f"corpus: could not write {name}: {error}", file=sys.stderr)

@@ -16,15 +16,16 @@ import argparse
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from staged_corpus import StagedCorpus  # noqa: E402  (cases/)
 
 GENERATOR = "cases/real_size/write_cases.py"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -128,18 +129,14 @@ def main(argv=None) -> int:
         return 2
 
     cases = all_cases(args.scale)
-    # Written beside the target and swapped in at the end: an interrupted run
-    # never leaves a half corpus.
-    out = os.path.abspath(args.out)
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=".real_size-", dir=os.path.dirname(out))
-    try:
+    # Written beside the target and swapped in at the end (cases/staged_corpus.py).
+    with StagedCorpus(args.out, ".real_size-") as corpus:
+        staging = corpus.path
         for case in cases:
             try:
                 write_case(case, staging)
             except Exception as error:  # noqa: BLE001 - name the case, then stop
                 print(f"write_cases: cannot write {case.name}: {type(error).__name__}: {error}", file=sys.stderr)
-                shutil.rmtree(staging, ignore_errors=True)
                 return 1
         expect = subprocess.run([args.parity, "expect", staging], capture_output=True, text=True)
         missing = [c.name for c in cases
@@ -148,18 +145,10 @@ def main(argv=None) -> int:
             sys.stderr.write(expect.stdout + expect.stderr)
             print(f"write_cases: `parity expect` failed (exit {expect.returncode}); "
                   f"without expected outputs: {', '.join(missing)}", file=sys.stderr)
-            shutil.rmtree(staging, ignore_errors=True)
             return 1
-        manifest = {"generator": GENERATOR, "scale": args.scale, "onnx_version": onnx.__version__,
-                    "cases": {c.name: {"operator": c.operator, "flops": c.flops} for c in cases}}
-        with open(os.path.join(staging, "corpus.json"), "w") as f:
-            json.dump(manifest, f, indent=1, sort_keys=True)
-        if os.path.exists(out):
-            shutil.rmtree(out)
-        os.rename(staging, out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+        corpus.publish({"generator": GENERATOR, "scale": args.scale, "onnx_version": onnx.__version__,
+                        "cases": {c.name: {"operator": c.operator, "flops": c.flops} for c in cases}})
+    out = corpus.out
     print(f"write_cases: wrote {len(cases)} cases ({args.scale} sizes) with expected outputs to {out}")
     return 0
 

@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,6 +31,8 @@ import onnx
 from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from staged_corpus import StagedCorpus  # noqa: E402  (cases/)
 import invalid_cases  # noqa: E402
 import valid_cases  # noqa: E402
 from variant_model import (NPU, REQUIRED_TARGET_LISTS, VariantCase, attach_entries, build_main_model,  # noqa: E402
@@ -165,12 +166,9 @@ def check_corpus(root: str, cases: list, parity: str) -> None:
 
 def write_corpus(out: str, cases: list, parity: str, check: bool) -> None:
     schema = import_schema(parity)
-    parent = os.path.dirname(out)
-    os.makedirs(parent, exist_ok=True)
-    # Written beside --out and swapped in at the end: a failed run never
-    # leaves a half corpus behind.
-    staging = tempfile.mkdtemp(prefix=".variants-", dir=parent)
-    try:
+    # Written beside --out and swapped in at the end (cases/staged_corpus.py).
+    with StagedCorpus(out, ".variants-") as corpus:
+        staging = corpus.path
         for case in cases:
             case_dir = os.path.join(staging, "valid" if case.check is None else "invalid", case.name)
             os.makedirs(case_dir)
@@ -186,16 +184,9 @@ def write_corpus(out: str, cases: list, parity: str, check: bool) -> None:
             run([parity, "expect", os.path.join(staging, "valid")], "parity expect")
         if check:
             check_corpus(staging, cases, parity)
-        manifest = {"generator": GENERATOR, "onnx_version": onnx.__version__,
-                    "valid": sorted(c.name for c in cases if c.check is None),
-                    "invalid": {c.name: c.check[0] for c in cases if c.check is not None}}
-        with open(os.path.join(staging, "corpus.json"), "w") as f:
-            json.dump(manifest, f, indent=1, sort_keys=True)
-        if os.path.exists(out):
-            shutil.rmtree(out)
-        os.rename(staging, out)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        corpus.publish({"generator": GENERATOR, "onnx_version": onnx.__version__,
+                        "valid": sorted(c.name for c in cases if c.check is None),
+                        "invalid": {c.name: c.check[0] for c in cases if c.check is not None}})
 
 
 def all_cases() -> list:

@@ -1,12 +1,9 @@
 // Output digests: SHA-256 (OpenSSL) over the value files' bytes.
 #include "harness/results/output_digest.h"
 
-#include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-#include <google/protobuf/wire_format_lite.h>
 #include <openssl/evp.h>
 
-#include <algorithm>
 #include <memory>
 
 #include "reference/model/tensor_io.h"
@@ -51,59 +48,14 @@ class Sha256Sink : public google::protobuf::io::CopyingOutputStream {
   bool ok_ = false;
 };
 
-StatusOr<std::string> DigestOf(const google::protobuf::MessageLite& message) {
-  Sha256Sink sink;
-  {
-    google::protobuf::io::CopyingOutputStreamAdaptor stream(&sink);
-    if (!message.SerializeToZeroCopyStream(&stream)) return Internal("could not serialize an output for its digest");
-  }  // the adaptor flushes its buffer into the sink here
-  return sink.Finish();
-}
-
 StatusOr<std::string> ValueDigest(const Value& value, const std::string& name) {
-  if (value.is_sequence()) {
-    onnx::SequenceProto proto;
-    proto.set_name(name);
-    ValueToSequenceProto(value, &proto);
-    return DigestOf(proto);
-  }
-  if (value.is_optional()) {
-    onnx::OptionalProto proto;
-    proto.set_name(name);
-    ValueToOptionalProto(value, &proto);
-    return DigestOf(proto);
-  }
-  const Tensor& tensor = value.tensor();
-  onnx::TensorProto proto;
-  proto.set_name(name);
-  if (tensor.dtype() == DataType::kString || PackedBits(tensor.dtype()) < 8) {
-    TensorToProto(tensor, &proto);
-    return DigestOf(proto);
-  }
-  // TensorToProto would copy the tensor's bytes into raw_data (field 9),
-  // which protobuf writes after dims (1), data_type (2) and name (8), the
-  // only other fields set: the message without it, then the field written
-  // here from the tensor's own buffer, are the same bytes without the copy.
-  // output_digest_test.cc checks them against the files.
-  proto.set_data_type(static_cast<int32_t>(tensor.dtype()));
-  for (int64_t d : tensor.shape()) proto.add_dims(d);
   Sha256Sink sink;
+  bool written = false;
   {
     google::protobuf::io::CopyingOutputStreamAdaptor stream(&sink);
-    google::protobuf::io::CodedOutputStream out(&stream);
-    if (!proto.SerializeToCodedStream(&out)) return Internal("could not serialize an output for its digest");
-    out.WriteTag(google::protobuf::internal::WireFormatLite::MakeTag(
-        onnx::TensorProto::kRawDataFieldNumber, google::protobuf::internal::WireFormatLite::WIRETYPE_LENGTH_DELIMITED));
-    out.WriteVarint64(tensor.byte_size());
-    const uint8_t* bytes = tensor.raw_bytes();
-    size_t left = tensor.byte_size();
-    while (left > 0) {  // WriteRaw takes an int
-      const int chunk = static_cast<int>(std::min<size_t>(left, size_t{1} << 30));
-      out.WriteRaw(bytes, chunk);
-      bytes += chunk;
-      left -= static_cast<size_t>(chunk);
-    }
-  }
+    written = SerializeValue(value, name, &stream);
+  }  // the adaptor flushes its buffer into the sink here
+  if (!written) return Internal("could not serialize output '", name, "' for its digest");
   return sink.Finish();
 }
 
@@ -118,25 +70,11 @@ StatusOr<std::string> Sha256Hex(std::string_view bytes) {
   return Hex(digest, size);
 }
 
-// The same three encodings as WriteValueFile; output_digest_test.cc checks
-// that the bytes stay equal to the file's.
 std::string SerializedValue(const Value& value, const std::string& name) {
-  if (value.is_sequence()) {
-    onnx::SequenceProto proto;
-    proto.set_name(name);
-    ValueToSequenceProto(value, &proto);
-    return proto.SerializeAsString();
-  }
-  if (value.is_optional()) {
-    onnx::OptionalProto proto;
-    proto.set_name(name);
-    ValueToOptionalProto(value, &proto);
-    return proto.SerializeAsString();
-  }
-  onnx::TensorProto proto;
-  proto.set_name(name);
-  TensorToProto(value.tensor(), &proto);
-  return proto.SerializeAsString();
+  std::string bytes;
+  google::protobuf::io::StringOutputStream stream(&bytes);
+  SerializeValue(value, name, &stream);
+  return bytes;
 }
 
 StatusOr<std::vector<std::string>> OutputDigests(const std::vector<Value>& outputs,

@@ -3,6 +3,11 @@
 // and safely resolved external data.
 #include "reference/model/tensor_io.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/wire_format_lite.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <complex>
 #include <cstring>
@@ -449,28 +454,58 @@ StatusOr<Value> ReadValueFile(const std::string& path, const onnx::TypeProto& de
   return Value::FromTensor(std::move(t).value());
 }
 
-Status WriteValueFile(const std::string& path, const Value& value, const std::string& name) {
-  std::string bytes;
+bool SerializeValue(const Value& value, const std::string& name, google::protobuf::io::ZeroCopyOutputStream* out) {
   if (value.is_sequence()) {
     onnx::SequenceProto proto;
     proto.set_name(name);
     ValueToSequenceProto(value, &proto);
-    bytes = proto.SerializeAsString();
-  } else if (value.is_optional()) {
+    return proto.SerializeToZeroCopyStream(out);
+  }
+  if (value.is_optional()) {
     onnx::OptionalProto proto;
     proto.set_name(name);
     ValueToOptionalProto(value, &proto);
-    bytes = proto.SerializeAsString();
-  } else {
-    onnx::TensorProto proto;
-    proto.set_name(name);
-    TensorToProto(value.tensor(), &proto);
-    bytes = proto.SerializeAsString();
+    return proto.SerializeToZeroCopyStream(out);
   }
+  const Tensor& tensor = value.tensor();
+  onnx::TensorProto proto;
+  proto.set_name(name);
+  if (tensor.dtype() == DataType::kString || PackedBits(tensor.dtype()) < 8) {
+    TensorToProto(tensor, &proto);
+    return proto.SerializeToZeroCopyStream(out);
+  }
+  // TensorToProto would copy the tensor's bytes into raw_data (field 9),
+  // which protobuf writes after dims (1), data_type (2) and name (8), the
+  // only other fields set: the message without it, then the field written
+  // here from the tensor's own buffer, are the same bytes without the copy
+  // (tensor_io_test.cc and output_digest_test.cc compare them).
+  proto.set_data_type(static_cast<int32_t>(tensor.dtype()));
+  for (int64_t d : tensor.shape()) proto.add_dims(d);
+  google::protobuf::io::CodedOutputStream coded(out);
+  if (!proto.SerializeToCodedStream(&coded)) return false;
+  coded.WriteTag(google::protobuf::internal::WireFormatLite::MakeTag(
+      onnx::TensorProto::kRawDataFieldNumber, google::protobuf::internal::WireFormatLite::WIRETYPE_LENGTH_DELIMITED));
+  coded.WriteVarint64(tensor.byte_size());
+  const uint8_t* bytes = tensor.raw_bytes();
+  size_t left = tensor.byte_size();
+  while (left > 0) {  // WriteRaw takes an int
+    const int chunk = static_cast<int>(std::min<size_t>(left, size_t{1} << 30));
+    coded.WriteRaw(bytes, chunk);
+    bytes += chunk;
+    left -= static_cast<size_t>(chunk);
+  }
+  return !coded.HadError();
+}
+
+Status WriteValueFile(const std::string& path, const Value& value, const std::string& name) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return IoError("cannot write '", path, "'");
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!out) return IoError("short write to '", path, "'");
+  bool written = false;
+  {
+    google::protobuf::io::OstreamOutputStream stream(&out);
+    written = SerializeValue(value, name, &stream);
+  }  // the stream flushes its buffer into `out` here
+  if (!written || !out) return IoError("short write to '", path, "'");
   return Status::Ok();
 }
 

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include <google/protobuf/io/zero_copy_stream.h>
+
 #include "onnx/onnx-data.pb.h"
 #include "onnx/onnx-ml.pb.h"
 #include "reference/core/status.h"
@@ -38,6 +40,14 @@ void ValueToOptionalProto(const Value& value, onnx::OptionalProto* proto);
 StatusOr<Value> ReadValueFile(const std::string& path, const onnx::TypeProto& declared_type);
 // Writes a value in the form ReadValueFile reads.
 Status WriteValueFile(const std::string& path, const Value& value, const std::string& name);
+
+// Writes the bytes of `value`'s value file to `out`: the SequenceProto,
+// OptionalProto or TensorProto named `name` that WriteValueFile stores. A
+// tensor's raw_data is written from its own buffer rather than copied into
+// the message first, so a large output is never held twice (output digests,
+// harness/results/output_digest.h, stream it into SHA-256). False when the
+// stream fails.
+bool SerializeValue(const Value& value, const std::string& name, google::protobuf::io::ZeroCopyOutputStream* out);
 
 // The real path of external data file `location`, which must name a regular
 // file inside `base_dir`: an absolute location, a '..' component, or a

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <gtest/gtest.h>
 
 namespace parity {
@@ -221,6 +222,36 @@ TEST(TensorIoTest, SequenceAndOptionalRoundTrip) {
   ASSERT_TRUE(some_back.ok());
   ASSERT_TRUE(some_back->has_element());
   EXPECT_TRUE(some_back->element().is_sequence());
+}
+
+// SerializeValue writes a tensor's raw_data from its buffer instead of
+// through the message: its bytes must be the message's own serialization,
+// for every layout (raw bytes, packed sub-byte, strings) and for sizes past
+// the coded stream's buffer.
+TEST(TensorIoTest, SerializedValueIsTheTensorProtosOwnEncoding) {
+  Tensor strings = *Tensor::Create(DataType::kString, {2});
+  strings.mutable_strings() = {"a", "bc"};
+  const std::vector<Tensor> tensors = {
+      *Tensor::FromDoubles(DataType::kFloat, {2, 2}, {1.5, -0.0, 3.25, 1e-40}),
+      *Tensor::FromDoubles(DataType::kFloat16, {3}, {1, -2, 65504}),
+      Tensor::FromInt64s({2}, {-7, 1}),
+      *Tensor::FromDoubles(DataType::kInt4, {3}, {-8, 7, 1}),
+      Tensor::Scalar(DataType::kDouble, 0.5),
+      *Tensor::FromDoubles(DataType::kFloat, {0, 3}, {}),
+      *Tensor::FromDoubles(DataType::kFloat, {300000}, std::vector<double>(300000, 0.25)),
+      strings,
+  };
+  for (const Tensor& t : tensors) {
+    onnx::TensorProto proto;
+    proto.set_name("y");
+    TensorToProto(t, &proto);
+    std::string bytes;
+    {
+      google::protobuf::io::StringOutputStream stream(&bytes);
+      ASSERT_TRUE(SerializeValue(Value::FromTensor(t), "y", &stream));
+    }
+    EXPECT_EQ(bytes, proto.SerializeAsString()) << t.Description();
+  }
 }
 
 }  // namespace

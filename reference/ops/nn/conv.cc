@@ -99,12 +99,7 @@ KernelResult Conv(const KernelContext& ctx) {
   // none, so such a weight keeps the direct loop.
   if (HoldsSpecialValue(wv.data(), w->size())) {
     std::vector<double> y = Convolve(x->ToDoubles(), x->shape(), wv, s.out_channels, s.group, s.window);
-    if (!bias.empty()) {
-      const int64_t plane = Product(s.window.output);
-      for (size_t i = 0; i < y.size(); ++i) {
-        y[i] += bias[static_cast<size_t>((static_cast<int64_t>(i) / plane) % s.out_channels)];
-      }
-    }
+    AddChannelBias(y, bias, s.out_channels, Product(s.window.output));
     out.WriteDoubles(0, out.size(), y.data());
     return Single(std::move(out));
   }

@@ -89,7 +89,7 @@ void ConvByGemm(const double* x, const Shape& x_shape, const double* w, int64_t 
 }
 
 void ConvTransposeByGemm(const double* x, const Shape& x_shape, const double* w, int64_t out_per_group,
-                         int64_t group, const Window& win, const double* bias, Tensor* y) {
+                         int64_t group, const Window& win, const double* bias, Tensor* y, bool finite) {
   const int64_t batch = x_shape[0];
   const int64_t channels = x_shape[1];
   const int64_t in_per_group = channels / group;
@@ -113,10 +113,11 @@ void ConvTransposeByGemm(const double* x, const Shape& x_shape, const double* w,
     std::vector<double> acc(static_cast<size_t>(count_m * out_size), 0.0);
     auto cols = std::make_unique_for_overwrite<double[]>(static_cast<size_t>(rows * std::min(block, in_size)));
     // Row (m, kk) of W_g^T is column m * kernel_size + kk of W_g [C/group, M/group * kernel_size].
-    const MatrixView w_t{w + (g * in_per_group * out_per_group + m0) * kernel_size, out_per_group * kernel_size, true};
+    const MatrixView w_t{w + (g * in_per_group * out_per_group + m0) * kernel_size, out_per_group * kernel_size, true,
+                         finite};
     for (int64_t begin = 0; begin < in_size; begin += block) {
       const int64_t count = std::min(block, in_size - begin);
-      const MatrixView x_g{x + (n * channels + g * in_per_group) * in_size + begin, in_size, false};
+      const MatrixView x_g{x + (n * channels + g * in_per_group) * in_size + begin, in_size, false, finite};
       GemmDoubleSerial(rows, count, in_per_group, w_t, x_g, cols.get(), count);
       Col2Im(map, BlockSegments(map, begin, begin + count), cols.get(), count_m, count, acc.data());
     }

@@ -43,8 +43,8 @@ void ConvByGemm(const double* x, const Shape& x_shape, const double* w, int64_t 
 // `y` of shape [N, out_per_group * group, win.output...]. x is [N, C,
 // win.input...], w [C, out_per_group, win.kernel...]. Per (n, g, block of
 // output channels): W_g^T x X_g over blocks of input positions, each
-// scattered into the output by col2im.
+// scattered into the output by col2im. `finite` as for ConvByGemm.
 void ConvTransposeByGemm(const double* x, const Shape& x_shape, const double* w, int64_t out_per_group,
-                         int64_t group, const Window& win, const double* bias, Tensor* y);
+                         int64_t group, const Window& win, const double* bias, Tensor* y, bool finite);
 
 }  // namespace parity::ops::nn

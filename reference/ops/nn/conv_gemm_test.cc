@@ -123,7 +123,7 @@ void CheckAgainstDirect(const Problem& p, DataType type, bool transposed, uint32
   std::vector<double> want, size;
   if (transposed) {
     ConvTransposeByGemm(x.data(), p.x_shape, w.data(), p.out_per_group, p.group, p.win, p.bias ? b.data() : nullptr,
-                        &*y);
+                        &*y, Finite(x, w));
     want = ConvolveTransposed(x, p.x_shape, w, p.out_per_group, p.group, p.win);
     size = ConvolveTransposed(Abs(x), p.x_shape, Abs(w), p.out_per_group, p.group, p.win);
   } else {

@@ -118,17 +118,15 @@ KernelResult ConvTranspose(const KernelContext& ctx) {
   // so special values propagate exactly as the definition's loop has them.
   if (HoldsSpecialValue(wv.data(), w->size())) {
     std::vector<double> y = ConvolveTransposed(x->ToDoubles(), x->shape(), wv, out_per_group, group, win);
-    if (!bias.empty()) {
-      const int64_t plane = std::max<int64_t>(Product(output), 1);
-      for (size_t i = 0; i < y.size(); ++i) {
-        y[i] += bias[static_cast<size_t>((static_cast<int64_t>(i) / plane) % out_channels)];
-      }
-    }
+    AddChannelBias(y, bias, out_channels, Product(output));
     out.WriteDoubles(0, out.size(), y.data());
     return Single(std::move(out));
   }
-  ConvTransposeByGemm(ReadAllDoubles(*x).get(), x->shape(), wv.data(), out_per_group, group, win,
-                      bias.empty() ? nullptr : bias.data(), &out);
+  // X checked once here spares every block's product a scan of its operands.
+  bool finite = false;
+  const DoubleBuffer xv = ReadAllDoubles(*x, &finite);
+  ConvTransposeByGemm(xv.get(), x->shape(), wv.data(), out_per_group, group, win, bias.empty() ? nullptr : bias.data(),
+                      &out, finite);
   return Single(std::move(out));
 }
 

@@ -133,4 +133,12 @@ inline std::vector<double> ConvolveTransposed(const std::vector<double>& x, cons
   return y;
 }
 
+// y[n, m, ...] += bias[m] for y of shape [N, channels, plane elements]:
+// the bias of the direct loops' results (Conv, ConvTranspose); no bias, no change.
+inline void AddChannelBias(std::vector<double>& y, const std::vector<double>& bias, int64_t channels, int64_t plane) {
+  if (bias.empty()) return;
+  plane = std::max<int64_t>(plane, 1);
+  for (size_t i = 0; i < y.size(); ++i) y[i] += bias[static_cast<size_t>((static_cast<int64_t>(i) / plane) % channels)];
+}
+
 }  // namespace parity::ops::nn
