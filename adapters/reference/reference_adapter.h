@@ -60,11 +60,19 @@ inline bool ApplyHostThreads() {
   return threads.has_value();
 }
 
-// What tells the two libraries apart.
+inline const SessionBackend* NoBackend() { return nullptr; }
+inline const char* ReferenceVersion() { return "onnx-parity-reference"; }
+
+// What tells the libraries apart: the reference's two, and each device
+// adapter whose backend runs the nodes it lowers on the host's memory
+// (adapters/device/), with the reference's kernels for the rest.
 struct ReferenceFlavour {
   const char* name;         // parity_adapter_info.name
-  const char* description;  // of its one device, "cpu"
+  const char* description;  // of its one device
   bool in_place;            // ReferenceSession's in-place mode; declared as honours_aliasing
+  // The device backend, made on first use; null for the reference itself.
+  const SessionBackend* (*backend)() = NoBackend;
+  const char* (*backend_version)() = ReferenceVersion;  // parity_adapter_info.backend_version
 };
 
 // The table for `kFlavour` (a constant of static storage in the adapter's
@@ -122,20 +130,29 @@ class ReferenceAdapter {
       table.data_type_count = 0;  // every data type
       table.data_types = nullptr;
       // It resolves entries for these targets and runs the result (reference_session.h).
-      table.variant_target_count = std::size(kReferenceVariantTargets);
-      table.variant_targets = kReferenceVariantTargets;
+      if (const SessionBackend* backend = kFlavour.backend()) {
+        table.variant_target_count = backend->variant_targets.size();
+        table.variant_targets = backend->variant_targets.data();
+      } else {
+        table.variant_target_count = std::size(kReferenceVariantTargets);
+        table.variant_targets = kReferenceVariantTargets;
+      }
       // Functional: outputs are always fresh buffers. In place: a kept state
       // the annotations alias is written where it lies.
       table.honours_aliasing = kFlavour.in_place ? 1 : 0;
-      table.can_forbid_fallback = 1;  // it never falls back
+      // The reference never falls back; a backend refuses, with
+      // FALLBACK_REQUIRED, a model with a node it does not lower.
+      table.can_forbid_fallback = 1;
     }
   };
 
-  static bool IsOurDevice(const char* device) { return !device || !*device || std::strcmp(device, "cpu") == 0; }
+  static const char* OwnDevice() { return kFlavour.backend() ? kFlavour.backend()->device : "cpu"; }
+  static bool IsOurDevice(const char* device) { return !device || !*device || std::strcmp(device, OwnDevice()) == 0; }
 
   static parity_status* GetInfo(const parity_adapter_info** info) {
-    static const parity_device_info kDevices[] = {{"cpu", "cpu", kFlavour.description}};
-    static const parity_adapter_info kInfo = {kFlavour.name, "1", "onnx-parity-reference", 1, kDevices};
+    static const parity_device_info kDevices[] = {{OwnDevice(), "cpu", kFlavour.description}};
+    static const parity_adapter_info kInfo = {
+        kFlavour.name, "1", kFlavour.backend_version(), 1, kDevices};
     *info = &kInfo;
     return nullptr;
   }
@@ -143,7 +160,8 @@ class ReferenceAdapter {
   static parity_status* GetCapabilities(const char* device, const parity_capabilities** capabilities) {
     if (!IsOurDevice(device)) {
       return MakeStatus(PARITY_STATUS_DEVICE_UNAVAILABLE,
-                        std::string("device '") + device + "' is absent: the reference runs on 'cpu'");
+                        std::string("device '") + device + "' is absent: " + kFlavour.name + " runs on '" +
+                            OwnDevice() + "'");
     }
     static const Capabilities kCapabilities;
     *capabilities = &kCapabilities.table;
@@ -154,8 +172,18 @@ class ReferenceAdapter {
                                       parity_session** session, const parity_session_report** report) {
     return Guarded("create_session", [&]() -> parity_status* {
       auto created = ReferenceSession::Create(model, model_size, options, kFlavour.in_place,
-                                              ModelDirOf(options, host_abi_version_));
+                                              ModelDirOf(options, host_abi_version_),
+                                              kFlavour.backend());
       if (!created.ok()) return ToAbiStatus(created.status());
+      const Partition* partition = (*created)->partition();
+      const bool fallback_allowed = !options || options->allow_fallback;
+      if (partition && !fallback_allowed && partition->lowered_count() < partition->nodes.size()) {
+        return MakeStatus(PARITY_STATUS_FALLBACK_REQUIRED,
+                          StrCat(options->case_name ? options->case_name : "model", ": fallback is forbidden, and ",
+                                 partition->nodes.size() - partition->lowered_count(), " of ",
+                                 partition->nodes.size(), " nodes are not lowered to ", OwnDevice(), ": ",
+                                 partition->FallbackList()));
+      }
       auto* s = new parity_session{std::move(created).value()};
       if (report) *report = s->reference->report();
       *session = s;

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "adapters/device/partition.h"
 #include "reference/aliasing/aliasing.h"
 #include "reference/eval/evaluator.h"
 #include "reference/model/loader.h"
@@ -104,7 +105,19 @@ inline std::string ModelDirOf(const parity_session_options* options, uint32_t ho
 // then entries that name no target (spec/variants.md, "Resolution").
 inline const char* const kReferenceVariantTargets[] = {kReferenceTarget, kPortableTarget};
 
-// One model on the reference evaluator, on the device "cpu". A model with
+// What makes a session a device backend's rather than the reference's: its
+// device name, its lowering and its own variant targets. The session then
+// partitions the resolved model (adapters/device/partition.h): lowered
+// nodes run the backend's kernels, the others the reference's on the host,
+// and the report places each node accordingly.
+struct SessionBackend {
+  const char* device = "cpu";
+  const Lowering* lowering = nullptr;
+  std::vector<const char*> variant_targets;  // preferred first, when the options name none
+};
+
+// One model on the reference evaluator, on the device "cpu" (or on a
+// backend's device, with the nodes its lowering claims run by it). A model with
 // variant entries is resolved for the options' targets (or, when they list
 // none, kReferenceVariantTargets) and the resolved model is what runs.
 //
@@ -133,10 +146,13 @@ class ReferenceSession {
   // under ResolveExternalDataPath's rule; empty refuses external data.
   static StatusOr<std::unique_ptr<ReferenceSession>> Create(const void* model, size_t model_size,
                                                             const parity_session_options* options,
-                                                            bool in_place = false, std::string model_dir = "") {
+                                                            bool in_place = false, std::string model_dir = "",
+                                                            const SessionBackend* backend = nullptr) {
     const char* device = options && options->device ? options->device : "";
-    if (*device != '\0' && std::strcmp(device, "cpu") != 0) {
-      return Status(StatusCode::kUnavailable, StrCat("device '", device, "' is absent: the reference runs on 'cpu'"));
+    const char* own_device = backend ? backend->device : "cpu";
+    if (*device != '\0' && std::strcmp(device, own_device) != 0) {
+      return Status(StatusCode::kUnavailable,
+                    StrCat("device '", device, "' is absent: this backend runs on '", own_device, "'"));
     }
     const std::string name = options && options->case_name && *options->case_name ? options->case_name : "model";
     if (!model && model_size > 0) return InvalidArgument(name, ": no model bytes");
@@ -151,16 +167,26 @@ class ReferenceSession {
         if (options->variant_targets[i]) targets.emplace_back(options->variant_targets[i]);
       }
       // An empty list is "the adapter's own choice" (spec/abi/parity_adapter.h).
+      if (targets.empty() && backend) targets.assign(backend->variant_targets.begin(), backend->variant_targets.end());
       if (targets.empty()) targets.assign(std::begin(kReferenceVariantTargets), std::end(kReferenceVariantTargets));
       PARITY_ASSIGN_OR_RETURN(loaded, Resolve(loaded, targets, &decisions));
     }
-    PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> evaluator, Evaluator::Create(std::move(loaded), WithReferenceKernels()));
+    std::unique_ptr<Partition> partition;
+    EvalOptions eval_options;
+    if (backend && backend->lowering) {
+      PARITY_ASSIGN_OR_RETURN(Partition made, PartitionModel(loaded, *backend->lowering, own_device));
+      partition = std::make_unique<Partition>(std::move(made));
+      eval_options.node_kernels = &partition->kernels;
+    }
+    PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> evaluator,
+                            Evaluator::Create(std::move(loaded), WithReferenceKernels(eval_options)));
     std::vector<Alias> aliases;
     if (in_place && HasAliases(*evaluator->model().proto)) {
       // Evaluator::Create has applied the IR's rules, which ValidAliases assumes.
       PARITY_ASSIGN_OR_RETURN(aliases, ValidAliases(evaluator->model()));
     }
     std::unique_ptr<ReferenceSession> session(new ReferenceSession(std::move(evaluator)));
+    session->partition_ = std::move(partition);
     session->in_place_ = in_place;
     session->aliases_ = std::move(aliases);
     session->BuildReport(std::move(decisions));
@@ -213,6 +239,7 @@ class ReferenceSession {
         const size_t applied = shared.size();
         EvalOptions options;
         options.in_place = std::move(shared);
+        if (partition_) options.node_kernels = &partition_->kernels;
         PARITY_ASSIGN_OR_RETURN(evaluator_, Evaluator::Create(evaluator_->model(), WithReferenceKernels(std::move(options))));
         in_place_aliases_ = applied;
       }
@@ -336,6 +363,8 @@ class ReferenceSession {
   size_t output_count() const { return output_values_.size(); }
 
   const parity_session_report* report() const { return &report_; }
+  // The partition of a backend's session; null on the reference.
+  const Partition* partition() const { return partition_.get(); }
   // Moves node `index` of the report to another device (fault injection).
   void PlaceNode(size_t index, std::string device) {
     if (index >= node_devices_.size()) return;
@@ -375,7 +404,7 @@ class ReferenceSession {
     for (int i = 0; i < graph.node_size(); ++i) {
       const onnx::NodeProto& node = graph.node(i);
       node_names_.push_back(node.name().empty() ? StrCat(node.op_type(), "#", i) : node.name());
-      node_devices_.push_back("cpu");
+      node_devices_.push_back(partition_ ? partition_->nodes[static_cast<size_t>(i)].device : "cpu");
     }
     decisions_ = std::move(decisions);
     for (const EntryDecision& d : decisions_) {
@@ -470,6 +499,8 @@ class ReferenceSession {
     return Status::Ok();
   }
 
+  // Declared before the evaluator, which holds a pointer into it.
+  std::unique_ptr<Partition> partition_;
   std::unique_ptr<Evaluator> evaluator_;
   bool in_place_ = false;
   std::vector<Alias> aliases_;  // the model's valid annotations (in-place mode only)

@@ -263,6 +263,7 @@ StatusOr<std::vector<Value>> Evaluator::RunGraph(const onnx::GraphProto& graph, 
     }
     InPlaceContext context;
     context.registry = options_.registry;
+    context.node_kernels = options_.node_kernels;
     context.opsets = &opsets;
     context.run_node = [&](const onnx::NodeProto& node) { return RunNode(node, scope, opsets, depth); };
     context.check_deadline = [this] { return CheckDeadline(); };
@@ -309,7 +310,14 @@ Status Evaluator::RunNode(const onnx::NodeProto& node, Scope& scope, const Opset
   StatusOr<std::vector<Value>> outputs = Status(StatusCode::kInternal, "no dispatch");
   auto local = local_functions_.find({domain, node.op_type(), node.overload()});
   auto opset_it = opsets.find(domain);
-  if (local != local_functions_.end()) {
+  const Kernel* node_kernel = options_.node_kernels ? options_.node_kernels->Find(node) : nullptr;
+  if (node_kernel && opset_it != opsets.end()) {
+    KernelContext ctx(node, std::move(inputs), opset_it->second,
+                      [this, &scope, &opsets, depth](const onnx::GraphProto& g, const std::vector<Value>& in) {
+                        return RunGraph(g, in, &scope, opsets, depth + 1);
+                      });
+    outputs = (*node_kernel)(ctx);
+  } else if (local != local_functions_.end()) {
     outputs = CallFunction(*local->second, node, inputs, opsets, depth + 1);
   } else if (opset_it == opsets.end()) {
     return InvalidModel(model_.name, ": ", graph::DescribeNode(node), " uses domain '", node.domain(),

@@ -71,6 +71,12 @@ struct EvalOptions {
   // With in_place: run each writer as early as its own inputs allow, the
   // order that exposes a read of the aliased input after the write.
   bool writers_first = false;
+  // Kernels for single nodes of the main graph, taking precedence over the
+  // registry and every function body for those nodes (by address in the
+  // model this evaluator runs): how a device adapter runs the nodes its
+  // lowering claimed while every other node runs as the reference does
+  // (adapters/device/). Null: none. Must outlive the evaluator.
+  const NodeKernels* node_kernels = nullptr;
 };
 
 struct InPlacePlan;  // in_place.h

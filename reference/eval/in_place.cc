@@ -210,7 +210,9 @@ Status RunInPlace(const onnx::GraphProto& graph, size_t given_inputs, const std:
         node->input(0) == written[0]->input) {
       auto opset = context.opsets->find(CanonicalDomain(node->domain()));
       const int64_t version = opset == context.opsets->end() ? 0 : opset->second;
-      if (const InPlaceKernel* in_place = context.registry->FindInPlace(node->domain(), node->op_type(), version)) {
+      const InPlaceKernel* in_place = context.node_kernels ? context.node_kernels->FindInPlace(*node) : nullptr;
+      if (!in_place) in_place = context.registry->FindInPlace(node->domain(), node->op_type(), version);
+      if (in_place) {
         PARITY_RETURN_IF_ERROR(
             ScatterInPlace(*node, *in_place, version, values, *written[0], on_purpose, model_name));
         continue;

@@ -40,6 +40,7 @@ StatusOr<InPlacePlan> PlanInPlace(const onnx::GraphProto& graph, const std::vect
 // deadline check between nodes.
 struct InPlaceContext {
   const OpRegistry* registry = nullptr;
+  const NodeKernels* node_kernels = nullptr;  // EvalOptions::node_kernels: their in-place forms come first
   const std::map<std::string, int64_t, std::less<>>* opsets = nullptr;
   std::function<Status(const onnx::NodeProto&)> run_node;
   std::function<Status()> check_deadline;

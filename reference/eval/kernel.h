@@ -10,6 +10,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "onnx/onnx-ml.pb.h"
@@ -102,5 +103,20 @@ using Kernel = std::function<StatusOr<std::vector<Value>>(const KernelContext&)>
 // input 0, after the same checks; on an error nothing has been written.
 // The evaluator's in-place mode calls it instead of the kernel.
 using InPlaceKernel = std::function<Status(const KernelContext&, Tensor& buffer)>;
+
+// Kernels chosen for particular nodes rather than for an operator
+// (EvalOptions::node_kernels), keyed by the node's address.
+struct NodeKernels {
+  std::unordered_map<const onnx::NodeProto*, Kernel> kernels;
+  std::unordered_map<const onnx::NodeProto*, InPlaceKernel> in_place;
+  const Kernel* Find(const onnx::NodeProto& node) const {
+    const auto it = kernels.find(&node);
+    return it == kernels.end() ? nullptr : &it->second;
+  }
+  const InPlaceKernel* FindInPlace(const onnx::NodeProto& node) const {
+    const auto it = in_place.find(&node);
+    return it == in_place.end() ? nullptr : &it->second;
+  }
+};
 
 }  // namespace parity

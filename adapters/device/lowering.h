@@ -1,0 +1,138 @@
+// A device adapter's lowering (../shared/DESIGN.md, "Device adapters"): the
+// table of operators a backend can run, each with the function that claims
+// one node and makes what runs it. The partition (partition.h) walks the
+// graph with it; every node no entry claims runs on the reference's kernels
+// on the host.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "reference/core/status.h"
+#include "reference/core/tensor.h"
+#include "reference/eval/kernel.h"
+#include "reference/model/graph.h"
+#include "reference/model/static_facts.h"
+
+namespace parity::adapters {
+
+// One node as a lowering sees it at session creation: its attributes, the
+// opset it is read at, and the static facts of its values.
+class NodeView {
+ public:
+  NodeView(const onnx::NodeProto& node, int64_t opset, const StaticFacts& facts)
+      : node_(node), opset_(opset), facts_(facts) {}
+
+  const onnx::NodeProto& node() const { return node_; }
+  int64_t opset() const { return opset_; }
+  const StaticFacts& facts() const { return facts_; }
+
+  bool has_input(int i) const { return i < node_.input_size() && !node_.input(i).empty(); }
+  int input_count() const { return node_.input_size(); }
+  std::optional<DataType> input_type(int i) const {
+    return has_input(i) ? facts_.TypeOf(node_.input(i)) : std::nullopt;
+  }
+  std::optional<DataType> output_type(int i) const {
+    return i < node_.output_size() && !node_.output(i).empty() ? facts_.TypeOf(node_.output(i)) : std::nullopt;
+  }
+  // Dims when all are known, else null.
+  const std::vector<int64_t>* input_dims(int i) const {
+    return has_input(i) ? facts_.StaticDims(node_.input(i)) : nullptr;
+  }
+  const ValueFacts* input_facts(int i) const { return has_input(i) ? facts_.Find(node_.input(i)) : nullptr; }
+  // The rank when known, else -1.
+  int64_t input_rank(int i) const {
+    const ValueFacts* f = input_facts(i);
+    return f && f->dims ? static_cast<int64_t>(f->dims->size()) : -1;
+  }
+
+  const onnx::AttributeProto* attribute(std::string_view name) const {
+    for (const auto& a : node_.attribute()) {
+      if (a.name() == name) return &a;
+    }
+    return nullptr;
+  }
+  int64_t GetInt(std::string_view name, int64_t fallback) const {
+    const auto* a = attribute(name);
+    return a ? a->i() : fallback;
+  }
+  float GetFloat(std::string_view name, float fallback) const {
+    const auto* a = attribute(name);
+    return a ? a->f() : fallback;
+  }
+  std::string GetString(std::string_view name, std::string fallback = "") const {
+    const auto* a = attribute(name);
+    return a ? a->s() : fallback;
+  }
+  std::optional<std::vector<int64_t>> GetInts(std::string_view name) const {
+    const auto* a = attribute(name);
+    if (!a) return std::nullopt;
+    return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+  }
+  std::string label() const { return graph::DescribeNode(node_); }
+
+ private:
+  const onnx::NodeProto& node_;
+  int64_t opset_;
+  const StaticFacts& facts_;
+};
+
+// What runs one claimed node. Made at session creation (where the backend
+// compiles: primitives whose shapes are known then are created then), run
+// by the evaluator in place of the reference's kernel for that node only.
+// Run is called from the session's one thread at a time.
+class LoweredNode {
+ public:
+  virtual ~LoweredNode() = default;
+  // Same contract as a reference Kernel: the node's outputs, or an error
+  // that names the node.
+  virtual StatusOr<std::vector<Value>> Run(const KernelContext& ctx) = 0;
+  // The in-place form (spec/aliasing.md, region "scatter"): writes only the
+  // rows it changes into `buffer`, the aliased input's tensor. Only for
+  // nodes whose lowering said in_place() is true.
+  virtual bool in_place() const { return false; }
+  virtual Status RunInPlace(const KernelContext& ctx, Tensor& buffer) {
+    (void)buffer;
+    return ctx.Error("has no in-place form on this backend");
+  }
+};
+
+// kUnimplemented from a lowering means "not claimed", its message the reason
+// the report and FALLBACK_REQUIRED give; any other error fails the session.
+using LowerFn = std::function<StatusOr<std::unique_ptr<LoweredNode>>(const NodeView&)>;
+
+// Not claimed: the reason, which names what the backend lacks.
+template <typename... Args>
+Status NotLowered(const Args&... args) {
+  return Status(StatusCode::kUnimplemented, StrCat(args...));
+}
+
+// The operators of one backend. Domains are canonical ("" for ai.onnx).
+class Lowering {
+ public:
+  void Add(std::string_view domain, std::string_view op_type, LowerFn lower) {
+    table_[{std::string(domain), std::string(op_type)}] = std::move(lower);
+  }
+  void Add(std::string_view op_type, LowerFn lower) { Add("", op_type, std::move(lower)); }
+  const LowerFn* Find(std::string_view domain, std::string_view op_type) const {
+    const auto it = table_.find({std::string(domain), std::string(op_type)});
+    return it == table_.end() ? nullptr : &it->second;
+  }
+  // "domain:op_type" of every entry, sorted, "ai.onnx" for the empty domain.
+  std::vector<std::string> Operators() const {
+    std::vector<std::string> out;
+    for (const auto& [key, fn] : table_) out.push_back((key.first.empty() ? "ai.onnx" : key.first) + ":" + key.second);
+    return out;
+  }
+
+ private:
+  std::map<std::pair<std::string, std::string>, LowerFn> table_;
+};
+
+}  // namespace parity::adapters

@@ -1,0 +1,114 @@
+// The engine, the stream, the ISA's types and the tensor views.
+#include "adapters/onednn/onednn_context.h"
+
+#include "reference/core/status.h"
+
+namespace parity::adapters::onednn {
+namespace {
+
+// Whether the effective ISA includes every feature bit of `wanted` (oneDNN's
+// ISA values are sets of feature bits).
+bool IsaIncludes(dnnl_cpu_isa_t wanted) {
+  const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+  return (isa & static_cast<unsigned>(wanted)) == static_cast<unsigned>(wanted);
+}
+
+}  // namespace
+
+dnnl::engine& Engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+dnnl::stream& Stream() {
+  static dnnl::stream stream(Engine());
+  return stream;
+}
+
+std::string IsaName() {
+  struct Named {
+    dnnl_cpu_isa_t isa;
+    const char* name;
+  };
+  // Widest first.
+  static const Named kNames[] = {
+      {dnnl_cpu_isa_avx512_core_amx_fp16, "avx512_core_amx_fp16"},
+      {dnnl_cpu_isa_avx512_core_amx, "avx512_core_amx"},
+      {dnnl_cpu_isa_avx512_core_fp16, "avx512_core_fp16"},
+      {dnnl_cpu_isa_avx512_core_bf16, "avx512_core_bf16"},
+      {dnnl_cpu_isa_avx512_core_vnni, "avx512_core_vnni"},
+      {dnnl_cpu_isa_avx512_core, "avx512_core"},
+      {dnnl_cpu_isa_avx2_vnni_2, "avx2_vnni_2"},
+      {dnnl_cpu_isa_avx2_vnni, "avx2_vnni"},
+      {dnnl_cpu_isa_avx2, "avx2"},
+      {dnnl_cpu_isa_avx, "avx"},
+      {dnnl_cpu_isa_sse41, "sse41"},
+  };
+  for (const Named& n : kNames) {
+    if (IsaIncludes(n.isa)) return n.name;
+  }
+  return "generic";
+}
+
+bool HasBfloat16() { return IsaIncludes(dnnl_cpu_isa_avx512_core_bf16) || IsaIncludes(dnnl_cpu_isa_avx2_vnni_2); }
+bool HasFloat16() { return IsaIncludes(dnnl_cpu_isa_avx512_core_fp16) || IsaIncludes(dnnl_cpu_isa_avx2_vnni_2); }
+
+std::optional<dnnl_dt> DnnlType(DataType type) {
+  switch (type) {
+    case DataType::kFloat: return dnnl_dt::f32;
+    case DataType::kBfloat16: return dnnl_dt::bf16;
+    case DataType::kFloat16: return dnnl_dt::f16;
+    case DataType::kInt8: return dnnl_dt::s8;
+    case DataType::kUint8: return dnnl_dt::u8;
+    case DataType::kInt32: return dnnl_dt::s32;
+    default: return std::nullopt;
+  }
+}
+
+bool IsComputedFloat(DataType type) {
+  return type == DataType::kFloat || (type == DataType::kBfloat16 && HasBfloat16()) ||
+         (type == DataType::kFloat16 && HasFloat16());
+}
+
+std::string DnnlError(const dnnl::error& e) { return StrCat("oneDNN: ", e.what(), " (status ", e.status, ")"); }
+
+dnnl::memory::desc PlainDesc(const std::vector<int64_t>& dims, dnnl_dt type) {
+  dnnl_dims d(dims.begin(), dims.end());
+  if (d.empty()) d.push_back(1);
+  dnnl_dims strides(d.size(), 1);
+  for (size_t i = d.size() - 1; i-- > 0;) strides[i] = strides[i + 1] * std::max<int64_t>(d[i + 1], 1);
+  return dnnl::memory::desc(d, type, strides);
+}
+
+dnnl::memory Wrap(const Tensor& t, const dnnl::memory::desc& desc) {
+  // oneDNN's handle is not const; a lowering never writes an input it wraps.
+  return dnnl::memory(desc, Engine(), const_cast<uint8_t*>(t.raw_bytes()));
+}
+
+dnnl::memory Wrap(const Tensor& t) { return Wrap(t, PlainDesc(t.shape(), *DnnlType(t.dtype()))); }
+
+StatusOr<Tensor> NewTensor(DataType type, const std::vector<int64_t>& dims) { return Tensor::Create(type, dims); }
+
+std::vector<int64_t> LeftPad(const std::vector<int64_t>& dims, size_t rank) {
+  std::vector<int64_t> out(rank > dims.size() ? rank - dims.size() : 0, 1);
+  out.insert(out.end(), dims.begin(), dims.end());
+  return out;
+}
+
+Status RequireSameComputedFloat(const NodeView& node, std::vector<int> inputs) {
+  std::optional<DataType> first;
+  for (int i : inputs) {
+    if (!node.has_input(i)) continue;
+    const std::optional<DataType> type = node.input_type(i);
+    if (!type) return NotLowered("the type of input ", i, " is not known before the run");
+    if (!IsComputedFloat(*type)) {
+      return NotLowered("input ", i, " is ", DataTypeName(*type), ", which this CPU (", IsaName(),
+                        ") does not compute in oneDNN");
+    }
+    if (first && *first != *type) return NotLowered("inputs of mixed types");
+    first = type;
+  }
+  return Status::Ok();
+}
+
+}  // namespace parity::adapters::onednn

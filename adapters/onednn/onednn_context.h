@@ -1,0 +1,60 @@
+// What every oneDNN lowering shares: the one CPU engine and stream of the
+// process, the element types this CPU runs (read from oneDNN's effective
+// ISA at run time), and views of the reference's host tensors as oneDNN
+// memory objects: plain row-major layouts over the tensor's own buffer, so
+// that no copy is made between a lowered node and a fallback node.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "adapters/device/lowering.h"
+#include "oneapi/dnnl/dnnl.hpp"
+#include "reference/core/tensor.h"
+
+namespace parity::adapters::onednn {
+
+using dnnl_dt = dnnl::memory::data_type;
+using dnnl_dims = dnnl::memory::dims;
+
+dnnl::engine& Engine();
+// The stream of the session's thread; calls on sessions come from one
+// thread (spec/abi/parity_adapter.h), and a worker hosts one session at a time.
+dnnl::stream& Stream();
+
+// "avx512_core_amx", from oneDNN's effective ISA.
+std::string IsaName();
+bool HasBfloat16();  // the ISA has bfloat16 instructions (AVX512_BF16, AMX or AVX2-VNNI-2)
+bool HasFloat16();   // the ISA has float16 arithmetic (AVX512_FP16 or AVX2-VNNI-2)
+
+// The oneDNN type of a reference type, when oneDNN has one.
+std::optional<dnnl_dt> DnnlType(DataType type);
+// The floating types a primitive of this CPU computes: float32, and the
+// 16-bit ones the ISA has.
+bool IsComputedFloat(DataType type);
+
+// oneDNN's own message for an error it threw, with what was being done.
+std::string DnnlError(const dnnl::error& e);
+
+// The plain (row-major) descriptor of `dims` with `type`; rank 0 is {1}.
+dnnl::memory::desc PlainDesc(const std::vector<int64_t>& dims, dnnl_dt type);
+
+// A memory object over `t`'s buffer (no copy). The tensor must stay alive
+// and its buffer unchanged while the memory is used.
+dnnl::memory Wrap(const Tensor& t, const dnnl::memory::desc& desc);
+dnnl::memory Wrap(const Tensor& t);  // with PlainDesc(t.shape(), its type)
+
+// A fresh output tensor of `type` and `dims` and the memory over it.
+StatusOr<Tensor> NewTensor(DataType type, const std::vector<int64_t>& dims);
+
+// `dims` padded on the left with 1s to `rank`.
+std::vector<int64_t> LeftPad(const std::vector<int64_t>& dims, size_t rank);
+
+// The input types a lowering of a floating-point kernel accepts: every
+// input `node` has among `inputs` must have a known type, all the same,
+// that this CPU computes; otherwise why not (kUnimplemented).
+Status RequireSameComputedFloat(const NodeView& node, std::vector<int> inputs);
+
+}  // namespace parity::adapters::onednn

@@ -1,0 +1,95 @@
+// The shape a oneDNN lowering takes: a node whose primitive depends on the
+// shapes of its inputs. The primitive (oneDNN compiles it: JIT) is made at
+// session creation when the static facts give every input's dims, and
+// otherwise at the first run that meets a new combination of shapes; each
+// made plan is kept for the session's later runs.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "adapters/device/lowering.h"
+#include "adapters/onednn/onednn_context.h"
+
+namespace parity::adapters::onednn {
+
+using InputShapes = std::vector<std::vector<int64_t>>;  // one per input; empty for an absent one
+
+// Counts of plans made, for the adapter's report on where compile time goes.
+struct PlanCounts {
+  uint64_t at_creation = 0;
+  uint64_t at_run = 0;
+};
+PlanCounts& Counts();
+
+template <typename Plan>
+class ShapedNode : public LoweredNode {
+ public:
+  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) final {
+    InputShapes shapes(ctx.input_count());
+    for (size_t i = 0; i < ctx.input_count(); ++i) {
+      if (!ctx.has_input(i)) continue;
+      if (!ctx.input(i).is_tensor()) return ctx.Error("input ", i, " is not a tensor");
+      shapes[i] = ctx.tensor(i).shape();
+    }
+    PARITY_ASSIGN_OR_RETURN(const Plan* plan, Find(shapes, /*at_creation=*/false, &ctx));
+    try {
+      return Execute(*plan, ctx);
+    } catch (const dnnl::error& e) {
+      return ctx.Error("running its oneDNN primitive failed: ", DnnlError(e));
+    }
+  }
+
+  // Makes the plan of the static shapes now, when they are all known.
+  Status Prepare(const NodeView& view) {
+    InputShapes shapes(static_cast<size_t>(view.input_count()));
+    for (int i = 0; i < view.input_count(); ++i) {
+      if (!view.has_input(i)) continue;
+      const std::vector<int64_t>* dims = view.input_dims(i);
+      if (!dims) return Status::Ok();  // made at the first run
+      shapes[static_cast<size_t>(i)] = *dims;
+    }
+    return Find(shapes, /*at_creation=*/true, nullptr).status();
+  }
+
+ protected:
+  // The plan for these shapes, or an error naming what the shapes break
+  // (an error a claimed node cannot meet for valid input: a claim checks
+  // what the shapes do not decide).
+  virtual StatusOr<Plan> MakePlan(const InputShapes& shapes) = 0;
+  virtual StatusOr<std::vector<Value>> Execute(const Plan& plan, const KernelContext& ctx) = 0;
+
+ private:
+  StatusOr<const Plan*> Find(const InputShapes& shapes, bool at_creation, const KernelContext* ctx) {
+    const auto it = plans_.find(shapes);
+    if (it != plans_.end()) return it->second.get();
+    StatusOr<Plan> made = Status(StatusCode::kInternal, "no plan");
+    try {
+      made = MakePlan(shapes);
+    } catch (const dnnl::error& e) {
+      made = Status(StatusCode::kInternal, StrCat("creating its oneDNN primitive failed: ", DnnlError(e)));
+    }
+    if (!made.ok()) return ctx ? made.status().WithContext(graph::DescribeNode(ctx->node())) : made.status();
+    (at_creation ? Counts().at_creation : Counts().at_run) += 1;
+    auto plan = std::make_unique<Plan>(std::move(made).value());
+    const Plan* out = plan.get();
+    plans_.emplace(shapes, std::move(plan));
+    return out;
+  }
+
+  std::map<InputShapes, std::unique_ptr<Plan>> plans_;
+};
+
+// Makes `node` (a ShapedNode) and prepares it; the LowerFn's usual tail.
+template <typename Node>
+StatusOr<std::unique_ptr<LoweredNode>> Prepared(std::unique_ptr<Node> node, const NodeView& view) {
+  Status prepared = node->Prepare(view);
+  if (!prepared.ok()) {
+    // oneDNN refused the static shapes: the node falls back, saying why.
+    return NotLowered(prepared.message());
+  }
+  return std::unique_ptr<LoweredNode>(std::move(node));
+}
+
+}  // namespace parity::adapters::onednn
