@@ -15,7 +15,6 @@ debian_packages=(
   libbenchmark-dev
   libopenblas-dev libopenblas0-pthread
   libze-dev libze1
-  libdnnl-dev
   python3-venv
   chromium fonts-dejavu-core
   locales

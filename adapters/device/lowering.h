@@ -113,6 +113,79 @@ Status NotLowered(const Args&... args) {
   return Status(StatusCode::kUnimplemented, StrCat(args...));
 }
 
+// A region (a fused group of nodes: MatMul with its bias and activation, a
+// quantized MatMul between its DequantizeLinear and QuantizeLinear nodes)
+// as its lowering sees the graph around one anchor node.
+class RegionView {
+ public:
+  RegionView(const onnx::GraphProto& graph, int anchor, const std::map<std::string, int64_t>& opsets,
+             const StaticFacts& facts, const std::map<std::string, std::vector<int>>& consumers,
+             const std::map<std::string, int>& producers, const std::vector<bool>& taken)
+      : graph_(graph), anchor_(anchor), opsets_(opsets), facts_(facts), consumers_(consumers),
+        producers_(producers), taken_(taken) {}
+
+  int anchor() const { return anchor_; }
+  const onnx::NodeProto& node(int index) const { return graph_.node(index); }
+  NodeView view(int index) const {
+    const auto it = opsets_.find(std::string(CanonicalDomain(node(index).domain())));
+    return NodeView(node(index), it == opsets_.end() ? 0 : it->second, facts_);
+  }
+  const StaticFacts& facts() const { return facts_; }
+  // The node that produces `value`, or -1 (a graph input, an initializer).
+  int producer(const std::string& value) const {
+    const auto it = producers_.find(value);
+    return it == producers_.end() ? -1 : it->second;
+  }
+  // The nodes that read `value`, in graph order.
+  const std::vector<int>& consumers(const std::string& value) const {
+    static const std::vector<int> kNone;
+    const auto it = consumers_.find(value);
+    return it == consumers_.end() ? kNone : it->second;
+  }
+  bool is_graph_output(const std::string& value) const {
+    for (const auto& o : graph_.output()) {
+      if (o.name() == value) return true;
+    }
+    return false;
+  }
+  // The one node that reads output `output` of node `index`, when exactly
+  // one node reads it, it is no graph output and no other region has
+  // taken that node; else -1. The test of a chain a region may extend along.
+  int sole_consumer(int index, int output = 0) const {
+    if (output >= node(index).output_size()) return -1;
+    const std::string& value = node(index).output(output);
+    const std::vector<int>& readers = consumers(value);
+    if (value.empty() || readers.size() != 1 || is_graph_output(value) || taken(readers[0])) return -1;
+    return readers[0];
+  }
+  bool taken(int index) const { return taken_[static_cast<size_t>(index)]; }
+
+ private:
+  const onnx::GraphProto& graph_;
+  int anchor_;
+  const std::map<std::string, int64_t>& opsets_;
+  const StaticFacts& facts_;
+  const std::map<std::string, std::vector<int>>& consumers_;
+  const std::map<std::string, int>& producers_;
+  const std::vector<bool>& taken_;
+};
+
+// What a region lowering claims: the nodes, the values the runner reads
+// (its KernelContext's inputs, in this order; "" for an absent one) and
+// those it writes (its outputs, in this order). Every value a node of the
+// region produces and a node outside it (or the graph's outputs) reads must
+// be among `outputs`.
+struct RegionClaim {
+  std::vector<int> nodes;  // graph positions, the anchor among them
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  std::unique_ptr<LoweredNode> runner;
+};
+
+// nullopt: no region at this anchor (the single-node lowering is tried);
+// kUnimplemented: not claimed, with the reason; another error fails the session.
+using RegionFn = std::function<StatusOr<std::optional<RegionClaim>>(const RegionView&)>;
+
 // The operators of one backend. Domains are canonical ("" for ai.onnx).
 class Lowering {
  public:
@@ -124,6 +197,16 @@ class Lowering {
     const auto it = table_.find({std::string(domain), std::string(op_type)});
     return it == table_.end() ? nullptr : &it->second;
   }
+  // A region anchored at nodes of this operator; tried before the node's
+  // own lowering, in the order added.
+  void AddRegion(std::string_view domain, std::string_view op_type, RegionFn region) {
+    regions_[{std::string(domain), std::string(op_type)}].push_back(std::move(region));
+  }
+  void AddRegion(std::string_view op_type, RegionFn region) { AddRegion("", op_type, std::move(region)); }
+  const std::vector<RegionFn>* FindRegions(std::string_view domain, std::string_view op_type) const {
+    const auto it = regions_.find({std::string(domain), std::string(op_type)});
+    return it == regions_.end() ? nullptr : &it->second;
+  }
   // "domain:op_type" of every entry, sorted, "ai.onnx" for the empty domain.
   std::vector<std::string> Operators() const {
     std::vector<std::string> out;
@@ -133,6 +216,7 @@ class Lowering {
 
  private:
   std::map<std::pair<std::string, std::string>, LowerFn> table_;
+  std::map<std::pair<std::string, std::string>, std::vector<RegionFn>> regions_;
 };
 
 }  // namespace parity::adapters

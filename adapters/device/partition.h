@@ -29,8 +29,15 @@ struct PlacedNode {
   std::string reason;  // why it fell back; empty when lowered
 };
 
+// The domain of the node that stands for a fused region in the model the
+// evaluator runs (never in a model a user sees).
+inline constexpr const char kRegionDomain[] = "org.onnxparity.device";
+
 struct Partition {
-  std::vector<PlacedNode> nodes;  // the top-level nodes, in graph order
+  std::vector<PlacedNode> nodes;  // the top-level nodes of the model as given, in graph order
+  // The model the evaluator runs: the one given, or, when regions were
+  // claimed, a copy where each region is one node of kRegionDomain.
+  LoadedModel model;
   // What runs the lowered nodes, by node; kernels.kernels points into them.
   std::vector<std::unique_ptr<LoweredNode>> lowered;
   NodeKernels kernels;
@@ -41,11 +48,13 @@ struct Partition {
   std::string FallbackList(size_t limit = 16) const;
 };
 
-// Claims each top-level node of `model` (after variant resolution) with
-// `lowering`, which sees the node's static facts (reference/model/static_facts.h).
-// A node whose lowering fails with anything but kUnimplemented fails the
-// partition. Node addresses are those of `model.proto`, which must outlive
-// the partition and be the model the evaluator runs.
+// Claims the top-level nodes of `model` (after variant resolution) with
+// `lowering`, which sees the static facts of their values
+// (reference/model/static_facts.h): in topological order, each node not yet
+// claimed is offered first to the regions anchored at its operator, then to
+// its own lowering. A lowering that fails with anything but kUnimplemented
+// fails the partition. The kernels are keyed by nodes of `Partition::model`,
+// which is the model the evaluator must run.
 StatusOr<Partition> PartitionModel(const LoadedModel& model, const Lowering& lowering, const std::string& device);
 
 }  // namespace parity::adapters

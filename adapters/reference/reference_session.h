@@ -177,6 +177,7 @@ class ReferenceSession {
       PARITY_ASSIGN_OR_RETURN(Partition made, PartitionModel(loaded, *backend->lowering, own_device));
       partition = std::make_unique<Partition>(std::move(made));
       eval_options.node_kernels = &partition->kernels;
+      loaded = partition->model;  // with each fused region as one node
     }
     PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> evaluator,
                             Evaluator::Create(std::move(loaded), WithReferenceKernels(eval_options)));
@@ -397,14 +398,22 @@ class ReferenceSession {
                        loaded.base_dir};
   }
 
-  // Every top-level node of the model that runs is on "cpu"; one choice per
-  // variant entry: the call it substituted, or "main".
+  // Every top-level node of the model that runs is on "cpu" (or, on a
+  // backend, where its partition put it); one choice per variant entry: the call it substituted, or "main".
   void BuildReport(std::vector<EntryDecision> decisions) {
-    const onnx::GraphProto& graph = evaluator_->model().proto->graph();
-    for (int i = 0; i < graph.node_size(); ++i) {
-      const onnx::NodeProto& node = graph.node(i);
-      node_names_.push_back(node.name().empty() ? StrCat(node.op_type(), "#", i) : node.name());
-      node_devices_.push_back(partition_ ? partition_->nodes[static_cast<size_t>(i)].device : "cpu");
+    if (partition_) {
+      // The nodes of the model as given, not of its rewritten form.
+      for (const PlacedNode& placed : partition_->nodes) {
+        node_names_.push_back(placed.name);
+        node_devices_.push_back(placed.device);
+      }
+    } else {
+      const onnx::GraphProto& graph = evaluator_->model().proto->graph();
+      for (int i = 0; i < graph.node_size(); ++i) {
+        const onnx::NodeProto& node = graph.node(i);
+        node_names_.push_back(node.name().empty() ? StrCat(node.op_type(), "#", i) : node.name());
+        node_devices_.push_back("cpu");
+      }
     }
     decisions_ = std::move(decisions);
     for (const EntryDecision& d : decisions_) {
