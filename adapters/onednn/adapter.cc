@@ -21,6 +21,17 @@ const Lowering& OneDnnLowering() {
   static const Lowering* lowering = [] {
     auto* table = new Lowering;
     AddMatMulLowerings(*table);
+    AddEltwiseLowerings(*table);
+    AddBinaryLowerings(*table);
+    AddSoftmaxLowerings(*table);
+    AddConvLowerings(*table);
+    AddPoolLowerings(*table);
+    AddResizeLowerings(*table);
+    AddQuantizedLowerings(*table);
+    AddNormLowerings(*table);
+    AddReduceLowerings(*table);
+    AddLayoutLowerings(*table);
+    AddAttentionLowerings(*table);
     return table;
   }();
   return *lowering;
