@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <set>
+#include <unordered_map>
 
 #include "reference/model/graph.h"
 
@@ -89,8 +90,11 @@ StatusOr<Partition> PartitionModel(const LoadedModel& model, const Lowering& low
   // rewritten model gives their node an address).
   std::map<int, LoweredNode*> singles;
   std::vector<RegionClaim> regions;
+  // Positions by node: a RepeatedPtrField's nodes do not lie in one array.
+  std::unordered_map<const onnx::NodeProto*, int> position_of;
+  for (int i = 0; i < graph.node_size(); ++i) position_of[&graph.node(i)] = i;
   for (const onnx::NodeProto* node_ptr : order) {
-    const int i = static_cast<int>(node_ptr - &graph.node(0));
+    const int i = position_of.at(node_ptr);
     const onnx::NodeProto& node = *node_ptr;
     PlacedNode& placed = partition.nodes[static_cast<size_t>(i)];
     placed.name = node.name().empty() ? StrCat(node.op_type(), "#", i) : node.name();
