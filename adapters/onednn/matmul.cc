@@ -78,8 +78,8 @@ class MatMulNode final : public ShapedNode<MatMulPlan> {
 // Gemm: alpha * A' B' + C, with A' and B' read through transposed strides.
 class GemmNode final : public ShapedNode<MatMulPlan> {
  public:
-  GemmNode(DataType type, bool trans_a, bool trans_b, float alpha)
-      : type_(type), trans_a_(trans_a), trans_b_(trans_b), alpha_(alpha) {}
+  GemmNode(DataType type, bool trans_a, bool trans_b, float alpha, bool has_c)
+      : type_(type), trans_a_(trans_a), trans_b_(trans_b), alpha_(alpha), has_c_(has_c) {}
 
  protected:
   StatusOr<MatMulPlan> MakePlan(const InputShapes& shapes) override {
@@ -99,7 +99,7 @@ class GemmNode final : public ShapedNode<MatMulPlan> {
     plan.out_dims = {m, n};
     dnnl::primitive_attr attr;
     if (alpha_ != 1) attr.set_scales_mask(DNNL_ARG_SRC, 0);
-    if (shapes.size() > 2 && !shapes[2].empty()) {
+    if (has_c_) {  // C may be a scalar, whose dims are empty as an absent input's are
       std::vector<int64_t> c = LeftPad(shapes[2], 2);
       if (c.size() != 2 || (c[0] != 1 && c[0] != m) || (c[1] != 1 && c[1] != n)) {
         return InvalidArgument("Gemm: C does not broadcast to [", m, ", ", n, "]");
@@ -137,6 +137,7 @@ class GemmNode final : public ShapedNode<MatMulPlan> {
   DataType type_;
   bool trans_a_, trans_b_;
   float alpha_;
+  bool has_c_;
 };
 
 StatusOr<std::unique_ptr<LoweredNode>> LowerMatMul(const NodeView& view) {
@@ -150,7 +151,8 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerGemm(const NodeView& view) {
   const float beta = view.GetFloat("beta", 1.0f);
   if (view.has_input(2) && beta != 1.0f) return NotLowered("beta ", beta, " (oneDNN adds C unscaled)");
   return Prepared(std::make_unique<GemmNode>(*view.input_type(0), view.GetInt("transA", 0) != 0,
-                                             view.GetInt("transB", 0) != 0, view.GetFloat("alpha", 1.0f)),
+                                             view.GetInt("transB", 0) != 0, view.GetFloat("alpha", 1.0f),
+                                             view.has_input(2)),
                   view);
 }
 

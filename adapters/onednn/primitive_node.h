@@ -14,7 +14,9 @@
 
 namespace parity::adapters::onednn {
 
-using InputShapes = std::vector<std::vector<int64_t>>;  // one per input; empty for an absent one
+// One per input. An absent input has empty dims, as a scalar has: a
+// lowering tells them apart by its node (NodeView::has_input at creation).
+using InputShapes = std::vector<std::vector<int64_t>>;
 
 // Counts of plans made, for the adapter's report on where compile time goes.
 struct PlanCounts {
