@@ -390,6 +390,9 @@ class ReferenceSession {
   static StatusOr<LoadedModel> Resolve(const LoadedModel& loaded, const std::vector<std::string>& targets,
                                        std::vector<EntryDecision>* decisions) {
     // ResolveVariants checks the IR's rules itself, and refuses a model that breaks them.
+    // Selection depends on the targets alone (spec/variants.md, 4.1), on a
+    // backend as on the reference: a portable entry it does not lower runs
+    // on the fallback, as the rest of the graph would.
     ResolveOptions options;
     options.targets = targets;
     PARITY_ASSIGN_OR_RETURN(ResolvedModel resolved, ResolveForReference(loaded, options));
