@@ -5,9 +5,10 @@
 # ONNX Runtime runs the main graphs) and the stateful aliasing cases
 # (cases/aliasing/valid, their steps in one session) and the exported models
 # (cases/models/, expected outputs from eager PyTorch) through the
-# CPU adapters, the reference evaluator and ONNX Runtime's CPU execution
-# provider, each in worker processes; one run folder per adapter
-# (out/reference/, out/onnxruntime/) and one report with both side by side
+# CPU adapters, the reference evaluator, ONNX Runtime's CPU execution
+# provider and oneDNN (adapters/onednn/), each in worker processes; one run
+# folder per adapter (out/reference/, out/onnxruntime/, out/onednn/) and one
+# report with the three side by side
 # (out/report/report.html, report.md, junit.xml).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,7 +20,7 @@ build/parity corpus onnx-node --out build/corpus/onnx_node
 .venv/bin/python cases/variants/write_cases.py --out build/corpus/variants --parity build/parity
 .venv/bin/python cases/aliasing/write_cases.py --out build/corpus/aliasing --parity build/parity
 status=0
-for adapter in reference onnxruntime; do
+for adapter in reference onnxruntime onednn; do
   build/parity run --adapter "$adapter" --device cpu --cases build/corpus/onnx_node build/corpus/functions build/corpus/variants/valid \
     build/corpus/aliasing/valid cases/models \
     --out "out/$adapter" --fresh --jobs "$(nproc)" \
@@ -27,6 +28,6 @@ for adapter in reference onnxruntime; do
     --expect "adapters/$adapter/expectations/models.json" \
     || status=$?
 done
-build/parity report out/reference out/onnxruntime --out out/report
+build/parity report out/reference out/onnxruntime out/onednn --out out/report
 echo "report: out/report/report.html (also report.md, junit.xml); per adapter: out/<adapter>/results.jsonl"
 exit "$status"

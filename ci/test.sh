@@ -91,7 +91,18 @@ for adapter in reference reference_inplace onnxruntime; do
 done
 .venv/bin/python cases/aliasing/same_every_step.py build/results/aliasing-reference build/results/aliasing-reference_inplace
 
-build/parity report build/results/reference build/results/onnxruntime --out build/results/report
+echo "== the oneDNN adapter (adapters/onednn/): every corpus through its lowering, gated by its expectations"
+onednn_cases=(build/corpus/onnx_node build/corpus/functions build/corpus/variants/valid build/corpus/aliasing/valid cases/models)
+build/parity run --adapter onednn --cases "${onednn_cases[@]}" --out build/results/onednn --fresh --jobs "$(nproc)" \
+  --progress quiet --expect adapters/onednn/expectations/onnx_node.json \
+  --expect adapters/onednn/expectations/functions.json --expect adapters/onednn/expectations/models.json
+# With fallback forbidden: FALLBACK_REQUIRED exactly for the cases with a
+# node it did not lower above, FELL_BACK for none (fallback_check.py).
+build/parity run --adapter onednn --cases "${onednn_cases[@]}" --out build/results/onednn-no-fallback --fresh \
+  --jobs "$(nproc)" --progress quiet --no-fallback > build/results/onednn-no-fallback.log || true
+.venv/bin/python adapters/onednn/fallback_check.py build/results/onednn build/results/onednn-no-fallback
+
+build/parity report build/results/reference build/results/onnxruntime build/results/onednn --out build/results/report
 
 if [ "${PARITY_SKIP_SANITIZERS:-0}" != 1 ]; then
   echo "== AddressSanitizer and UndefinedBehaviorSanitizer, and the fuzz targets (one clang build)"

@@ -59,7 +59,9 @@ const SessionBackend* Backend() {
 const char* BackendVersion() {
   static const std::string version = [] {
     const dnnl_version_t* v = dnnl_version();
-    return StrCat("oneDNN ", v->major, ".", v->minor, ".", v->patch, " (", v->hash, ", ", IsaName(), ")");
+    // The 16-bit floats this CPU computes, read from the ISA now, not assumed.
+    return StrCat("oneDNN ", v->major, ".", v->minor, ".", v->patch, " (", v->hash, "); ISA ", IsaName(),
+                  ": float32", HasBfloat16() ? ", bfloat16" : "", HasFloat16() ? ", float16" : "");
   }();
   return version.c_str();
 }
