@@ -97,6 +97,9 @@ class LoweredNode {
   // rows it changes into `buffer`, the aliased input's tensor. Only for
   // nodes whose lowering said in_place() is true.
   virtual bool in_place() const { return false; }
+  // Whether its kernel waits for the first run (the shapes were not known
+  // at creation), asked right after the lowering made it.
+  virtual bool deferred() const { return false; }
   virtual Status RunInPlace(const KernelContext& ctx, Tensor& buffer) {
     (void)buffer;
     return ctx.Error("has no in-place form on this backend");

@@ -11,6 +11,10 @@
 namespace parity::adapters {
 namespace {
 
+double MillisecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
 // Why a claimed region cannot stand as one node: a value it makes that is
 // read outside it, or is a graph output, is not among its outputs; or it
 // reaches outside the graph.
@@ -113,7 +117,9 @@ StatusOr<Partition> PartitionModel(const LoadedModel& model, const Lowering& low
     if (const std::vector<RegionFn>* fns = lowering.FindRegions(domain, node.op_type())) {
       const RegionView view(graph, i, opsets, facts, consumers, producers, taken);
       for (const RegionFn& fn : *fns) {
+        const auto lowering_start = std::chrono::steady_clock::now();
         StatusOr<std::optional<RegionClaim>> claimed = fn(view);
+        partition.compile_ms += MillisecondsSince(lowering_start);
         if (!claimed.ok() && claimed.status().code() == StatusCode::kUnimplemented) {
           region_reason = claimed.status().message();
           continue;
@@ -141,7 +147,9 @@ StatusOr<Partition> PartitionModel(const LoadedModel& model, const Lowering& low
                           : region_reason;
       continue;
     }
+    const auto lowering_start = std::chrono::steady_clock::now();
     StatusOr<std::unique_ptr<LoweredNode>> made = (*lower)(NodeView(node, opset->second, facts));
+    partition.compile_ms += MillisecondsSince(lowering_start);
     if (made.ok()) {
       taken[static_cast<size_t>(i)] = true;
       singles[i] = made->get();
@@ -215,7 +223,8 @@ StatusOr<Partition> PartitionModel(const LoadedModel& model, const Lowering& low
     }
   }
   for (RegionClaim& claim : regions) partition.lowered.push_back(std::move(claim.runner));
-  partition.lower_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  for (const auto& lowered : partition.lowered) partition.deferred_count += lowered->deferred() ? 1 : 0;
+  partition.lower_ms = MillisecondsSince(start);
   return partition;
 }
 

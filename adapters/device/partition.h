@@ -41,7 +41,9 @@ struct Partition {
   // What runs the lowered nodes, by node; kernels.kernels points into them.
   std::vector<std::unique_ptr<LoweredNode>> lowered;
   NodeKernels kernels;
-  double lower_ms = 0;  // wall time of the lowering, primitive creation (JIT) included
+  double lower_ms = 0;    // wall time of the whole partition
+  double compile_ms = 0;  // of which inside the lowerings' calls: claims and kernel creation (JIT)
+  size_t deferred_count = 0;  // lowered nodes and regions whose kernel waits for the first run
 
   size_t lowered_count() const { return lowered.size(); }
   // "name (op: reason)" of each node that fell back, joined by "; ".

@@ -360,6 +360,7 @@ const parity_adapter_api kApi = {
     .release_session = ReleaseSession,
     .bind_state = BindState,
     .read_state = ReadState,
+    .session_cost = nullptr,  // the reference compiles nothing
 };
 
 // kApi as an adapter built against ABI version 1 would have it: the table

@@ -43,6 +43,8 @@ class ShapedNode : public LoweredNode {
     }
   }
 
+  bool deferred() const override { return plans_.empty(); }
+
   // Makes the plan of the static shapes now, when they are all known.
   Status Prepare(const NodeView& view) {
     InputShapes shapes(static_cast<size_t>(view.input_count()));

@@ -99,6 +99,8 @@ class ReferenceAdapter {
         .release_session = ReleaseSession,
         .bind_state = BindState,
         .read_state = ReadState,
+        // The reference compiles nothing; a backend reports its lowering.
+        .session_cost = kFlavour.backend() ? SessionCost : nullptr,
     };
     if (host_abi_version < 1) return nullptr;
     host_abi_version_ = host_abi_version;
@@ -205,6 +207,13 @@ class ReferenceAdapter {
 
   static parity_status* BindState(parity_session* session, const parity_state_binding* bindings, size_t count) {
     return Guarded("bind_state", [&]() { return ToAbiStatus(session->reference->BindState(bindings, count)); });
+  }
+
+  static parity_status* SessionCost(parity_session* session, parity_session_cost* cost) {
+    const Partition* partition = session->reference->partition();
+    if (!partition) return MakeStatus(PARITY_STATUS_UNSUPPORTED, "this session has no backend partition");
+    *cost = {partition->compile_ms, partition->lowered_count() - partition->deferred_count, partition->deferred_count};
+    return nullptr;
   }
 
   static parity_status* ReadState(parity_session* session, const char* input, parity_value* value) {

@@ -449,6 +449,7 @@ const parity_adapter_api kApi = {
     .release_session = ReleaseSession,
     .bind_state = nullptr,  // optional (ABI version 2): the worker carries the state
     .read_state = nullptr,
+    .session_cost = nullptr,  // optional (ABI version 4): a backend with a compile step reports its time
 };
 
 }  // namespace

@@ -121,6 +121,13 @@ nlohmann::json ToJson(const CaseResult& r) {
     j["load_ms_stripped_warm"] = TimingStats(r.load_ms_stripped_warm);
   }
   if (!r.load_ms_stripped_error.empty()) j["load_ms_stripped_error"] = r.load_ms_stripped_error;
+  // Only an adapter with a compile step reports it; other lines stay as they were.
+  if (r.compile_ms_cold) {
+    j["compile_ms_cold"] = *r.compile_ms_cold;
+    j["compile_ms_warm"] = TimingStats(r.compile_ms_warm);
+    if (r.kernels_compiled) j["kernels_compiled"] = *r.kernels_compiled;
+    if (r.kernels_deferred) j["kernels_deferred"] = *r.kernels_deferred;
+  }
   // Only a stateful case has steps; other lines stay as they were.
   if (!r.state_readback.empty() || !r.steps.empty()) {
     j["state_readback"] = r.state_readback;
@@ -270,6 +277,14 @@ Status ParseResult(const json& j, CaseResult* r) {
   PARITY_RETURN_IF_ERROR(TakeMedian(j, "load_ms_warm", &r->load_ms_warm));
   PARITY_RETURN_IF_ERROR(TakeOptionalNumber(j, "load_ms_stripped_cold", &r->load_ms_stripped_cold));
   PARITY_RETURN_IF_ERROR(TakeMedian(j, "load_ms_stripped_warm", &r->load_ms_stripped_warm));
+  PARITY_RETURN_IF_ERROR(TakeOptionalNumber(j, "compile_ms_cold", &r->compile_ms_cold));
+  PARITY_RETURN_IF_ERROR(TakeMedian(j, "compile_ms_warm", &r->compile_ms_warm));
+  std::optional<double> kernels;
+  PARITY_RETURN_IF_ERROR(TakeOptionalNumber(j, "kernels_compiled", &kernels));
+  if (kernels) r->kernels_compiled = static_cast<int64_t>(*kernels);
+  kernels.reset();
+  PARITY_RETURN_IF_ERROR(TakeOptionalNumber(j, "kernels_deferred", &kernels));
+  if (kernels) r->kernels_deferred = static_cast<int64_t>(*kernels);
   std::optional<double> run_ms;
   PARITY_RETURN_IF_ERROR(TakeOptionalNumber(j, "run_ms", &run_ms));
   r->run_ms = run_ms.value_or(0);

@@ -74,6 +74,12 @@ struct CaseResult {
   // empty when it went well. Never changes the case's state.
   std::string load_ms_stripped_error;
   nlohmann::json placement = nlohmann::json::object(); // device -> node count
+  // The backend's compile step within session creation (ABI session_cost),
+  // when the adapter reports it: cold, each warm repeat, and the cold
+  // creation's kernels made and deferred to the first run.
+  std::optional<double> compile_ms_cold;
+  std::vector<double> compile_ms_warm;
+  std::optional<int64_t> kernels_compiled, kernels_deferred;
   // A stateful case (case.json "steps"): "every" or "last", which steps got
   // the kept outputs back (spec/results.md); empty for other cases.
   std::string state_readback;

@@ -63,6 +63,26 @@ TEST(ResultsTest, AFailedStrippedMeasurementIsItsOwnFieldAndKeepsTheState) {
   EXPECT_FALSE(ToJson(VariantResult(12, 4, 10, 2)).contains("load_ms_stripped_error"));
 }
 
+TEST(ResultsTest, ABackendsCompileStepIsWrittenAndReadBackAndAbsentOtherwise) {
+  CaseResult r = VariantResult(12, 4, 10, 2);
+  EXPECT_FALSE(ToJson(r).contains("compile_ms_cold"));  // the reference reports none
+  r.compile_ms_cold = 7.5;
+  r.compile_ms_warm = {0.5, 0.25, 0.75};
+  r.kernels_compiled = 9;
+  r.kernels_deferred = 2;
+  const json j = ToJson(r);
+  EXPECT_EQ(j["compile_ms_cold"], 7.5);
+  EXPECT_EQ(j["compile_ms_warm"]["median"], 0.5);
+  EXPECT_EQ(j["kernels_compiled"], 9);
+  EXPECT_EQ(j["kernels_deferred"], 2);
+  StatusOr<CaseResult> back = CaseResultFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back->compile_ms_cold, 7.5);
+  EXPECT_EQ(back->compile_ms_warm, std::vector<double>{0.5});
+  EXPECT_EQ(*back->kernels_compiled, 9);
+  EXPECT_EQ(*back->kernels_deferred, 2);
+}
+
 TEST(ResultsTest, PlainCasesAndOldLinesHaveNoVariantFields) {
   CaseResult plain;
   plain.name = "test_abs";

@@ -557,6 +557,12 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
   const protocol::SessionCreated& session = created->session();
   r.load_ms_cold = session.load_ms_cold();
   r.load_ms_warm.assign(session.load_ms_warm().begin(), session.load_ms_warm().end());
+  if (session.has_compile_ms_cold()) {
+    r.compile_ms_cold = session.compile_ms_cold();
+    r.compile_ms_warm.assign(session.compile_ms_warm().begin(), session.compile_ms_warm().end());
+    if (session.has_kernels_compiled()) r.kernels_compiled = static_cast<int64_t>(session.kernels_compiled());
+    if (session.has_kernels_deferred()) r.kernels_deferred = static_cast<int64_t>(session.kernels_deferred());
+  }
   for (const auto& v : session.variants()) r.variants.push_back({{"entry", v.entry()}, {"chosen", v.chosen()}});
   std::string fell_back;
   for (const auto& p : session.placement()) {

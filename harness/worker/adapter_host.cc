@@ -281,6 +281,23 @@ WireResponse AdapterHost::CreateSession(const WireRequest& request) {
     return FromAdapterStatus(status, "create_session");
   }
   if (!session) return InternalResponse("create_session succeeded but returned no session");
+  // The backend's compile step (ABI version 4), when the table has the slot.
+  const auto session_cost =
+      SlotFunction<decltype(parity_adapter_api::session_cost)>(api_, offsetof(parity_adapter_api, session_cost));
+  auto cost_of = [&](parity_session* s) -> std::optional<parity_session_cost> {
+    parity_session_cost cost{};
+    if (!session_cost) return std::nullopt;
+    if (parity_status* failed = session_cost(s, &cost)) {
+      api_->release_status(failed);
+      return std::nullopt;
+    }
+    return cost;
+  };
+  if (const std::optional<parity_session_cost> cost = cost_of(session)) {
+    created.compile_ms_cold = cost->compile_ms;
+    created.kernels_compiled = cost->kernels_compiled;
+    created.kernels_deferred = cost->kernels_deferred;
+  }
   if (report) {
     for (size_t i = 0; i < report->variant_count && report->variants; ++i) {
       created.variants.emplace_back(OrEmpty(report->variants[i].entry), OrEmpty(report->variants[i].chosen));
@@ -299,7 +316,10 @@ WireResponse AdapterHost::CreateSession(const WireRequest& request) {
       api_->release_session(session);
       return FromAdapterStatus(status, "create_session");
     }
-    if (warm) api_->release_session(warm);
+    if (warm) {
+      if (const std::optional<parity_session_cost> cost = cost_of(warm)) created.compile_ms_warm.push_back(cost->compile_ms);
+      api_->release_session(warm);
+    }
     created.load_ms_warm.push_back(ms);
   }
   created.session_id = next_session_id_++;

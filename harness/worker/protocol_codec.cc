@@ -353,6 +353,10 @@ std::string EncodeSession(const WireSessionCreated& s) {
   for (double ms : s.load_ms_warm) PutDouble(&out, 3, ms);
   for (const auto& v : s.variants) PutBytes(&out, 4, EncodePair(v));
   for (const auto& p : s.placement) PutBytes(&out, 5, EncodePair(p));
+  if (s.compile_ms_cold) PutDouble(&out, 6, *s.compile_ms_cold);
+  for (double ms : s.compile_ms_warm) PutDouble(&out, 7, ms);
+  if (s.kernels_compiled) PutUint(&out, 8, *s.kernels_compiled);
+  if (s.kernels_deferred) PutUint(&out, 9, *s.kernels_deferred);
   return out;
 }
 

@@ -94,6 +94,10 @@ struct WireSessionCreated {
   std::vector<double> load_ms_warm;
   std::vector<std::pair<std::string, std::string>> variants;   // (entry, chosen)
   std::vector<std::pair<std::string, std::string>> placement;  // (node, device)
+  // From session_cost (ABI version 4), when the adapter has it.
+  std::optional<double> compile_ms_cold;
+  std::vector<double> compile_ms_warm;
+  std::optional<uint64_t> kernels_compiled, kernels_deferred;
 };
 
 struct WireRunDone {

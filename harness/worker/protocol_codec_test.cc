@@ -225,6 +225,10 @@ TEST(WorkerCodecTest, ResponseParsesWithTheGeneratedClasses) {
   session.load_ms_warm = {1.25, 0.5};
   session.variants = {{"g:0", "main"}};
   session.placement = {{"Add#0", "cpu"}, {"n1", "cpu-fallback"}};
+  session.compile_ms_cold = 3.5;
+  session.compile_ms_warm = {0.25};
+  session.kernels_compiled = 4;
+  session.kernels_deferred = 1;
   WireRunDone& run = response.run.emplace();
   run.run_ms = 0.75;
   WireValue& out = run.outputs.emplace_back();
@@ -280,6 +284,17 @@ TEST(WorkerCodecTest, ResponseParsesWithTheGeneratedClasses) {
   ASSERT_EQ(parsed.session().placement_size(), 2);
   EXPECT_EQ(parsed.session().placement(1).node(), "n1");
   EXPECT_EQ(parsed.session().placement(1).device(), "cpu-fallback");
+  EXPECT_EQ(parsed.session().compile_ms_cold(), 3.5);
+  ASSERT_EQ(parsed.session().compile_ms_warm_size(), 1);
+  EXPECT_EQ(parsed.session().compile_ms_warm(0), 0.25);
+  EXPECT_EQ(parsed.session().kernels_compiled(), 4u);
+  EXPECT_EQ(parsed.session().kernels_deferred(), 1u);
+  // A session without a compile step sends none of the four.
+  WireResponse plain;
+  plain.session = WireSessionCreated{};
+  ASSERT_TRUE(parsed.ParseFromString(SerializeResponse(plain)));
+  EXPECT_FALSE(parsed.session().has_compile_ms_cold());
+  EXPECT_FALSE(parsed.session().has_kernels_compiled());
 }
 
 TEST(WorkerCodecTest, RunMemoryFieldsAreWrittenOnlyWhenKnown) {

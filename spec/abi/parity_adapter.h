@@ -32,7 +32,8 @@
  * versions 1 and 2 are still served: their adapters never read past the
  * fields they know. An adapter reads model_dir only when the host_abi_version
  * it was queried with is 3 or more, since an older host's options end
- * before it. */
+ * before it. Version 4 appended session_cost (the backend's compile time
+ * within session creation); tables of versions 1 to 3 are still served. */
 #ifndef PARITY_ADAPTER_H_
 #define PARITY_ADAPTER_H_
 
@@ -43,7 +44,7 @@
 extern "C" {
 #endif
 
-#define PARITY_ABI_VERSION 3u
+#define PARITY_ABI_VERSION 4u
 #define PARITY_ADAPTER_QUERY_SYMBOL "parity_adapter_query"
 
 #if defined(_WIN32)
@@ -161,6 +162,18 @@ typedef struct parity_state_binding {
   const char* input;
 } parity_state_binding;
 
+/* What one create_session spent on the backend's own compile or plan step
+ * (ABI version 4): creating its kernels, JIT included, or compiling its
+ * graph, apart from the rest of the call (parsing, variant resolution, the
+ * partition's walk). Figures of that one session; a backend that caches
+ * kernels across sessions says so in its README, since a later session may
+ * find them made. */
+typedef struct parity_session_cost {
+  double compile_ms;          /* wall milliseconds of the compile step within create_session */
+  uint64_t kernels_compiled;  /* kernels made (or taken from a cache) during create_session */
+  uint64_t kernels_deferred;  /* claimed nodes whose kernel waits for the first run: shapes unknown before it */
+} parity_session_cost;
+
 typedef struct parity_adapter_api {
   uint32_t abi_version; /* PARITY_ABI_VERSION the adapter was built with */
   uint32_t struct_size; /* sizeof(parity_adapter_api) as the adapter saw it */
@@ -210,6 +223,13 @@ typedef struct parity_adapter_api {
    * next run or the release of the session. Fails with INVALID_ARGUMENT for
    * an input that is not bound, or before the first run. */
   parity_status* (*read_state)(parity_session* session, const char* input, parity_value* value);
+
+  /* --- ABI version 4 (optional: NULL, or a table too short to hold it,
+   * and no compile time is reported). */
+
+  /* Fills *cost for the session's creation. A backend with no compile step
+   * of its own (the reference) leaves the slot NULL. */
+  parity_status* (*session_cost)(parity_session* session, parity_session_cost* cost);
 } parity_adapter_api;
 
 /* The one exported symbol. `host_abi_version` is the host's PARITY_ABI_VERSION;
