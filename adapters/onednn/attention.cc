@@ -149,7 +149,9 @@ bool AttentionNode::BuildBias(const AttentionProblem& p, const Group& g, dnnl::m
   const bool by_row = by_head || (has_mask && mdims[2] > 1) || ((p.causal || windowed) && s_len > 1);
   const bool limited = !p.nonpad_lens.empty() || p.causal || windowed;
   if (!has_mask && !limited) return false;
-  const int64_t nb = has_mask && mdims[0] > 1 ? g.count : 1;
+  // nonpad_kv_seqlen (and the causal offset it sets) differs by batch entry.
+  const bool by_batch = (has_mask && mdims[0] > 1) || !p.nonpad_lens.empty();
+  const int64_t nb = by_batch ? g.count : 1;
   const int64_t nh = by_head ? p.kv_heads : 1;
   const int64_t nr = by_row ? rows_all : 1;
   dims = {nb, nh, nr, g.keys};
