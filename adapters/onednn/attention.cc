@@ -1,5 +1,5 @@
-// The oneDNN lowering of Attention (opsets 23 and 24) as one node made of
-// oneDNN primitives, and the family's table (TensorScatter in place in
+// The oneDNN lowering of Attention (opsets 23 and 24, and 25's windows,
+// which the bias carries) as one node made of oneDNN primitives, and the family's table (TensorScatter in place in
 // tensor_scatter.cc, RotaryEmbedding in rotary_embedding.cc).
 //
 // Per group of batch entries (all of them, or one at a time when
@@ -10,7 +10,8 @@
 //   P      = softmax(scores) in float32;
 //   Y      = matmul(P, V) in float32, rounded once to Y's type (a reorder).
 // The bias sums the mask (bool: 0 / -inf, float: as given, its last axis
-// padded with -inf), the causal mask and the keys past nonpad_kv_seqlen,
+// padded with -inf), the causal mask, the windows and the keys past
+// nonpad_kv_seqlen,
 // built on the host in the smallest shape that broadcasts. A row whose bias
 // is -inf everywhere gets zero weights, as the reference gives (oneDNN's
 // softmax would give NaN there). With nonpad_kv_seqlen only the first keys
@@ -158,7 +159,6 @@ bool AttentionNode::BuildBias(const AttentionProblem& p, const Group& g, dnnl::m
   bias_.resize(static_cast<size_t>(nb * nh * nr * g.keys));
   masked_rows_.assign(static_cast<size_t>(nb * nh * nr), 0);
   std::vector<double> row(static_cast<size_t>(g.keys));
-  bool any_masked = false;
   for (int64_t bb = 0; bb < nb; ++bb) {
     const int64_t b = g.b0 + bb;
     for (int64_t kv = 0; kv < nh; ++kv) {
@@ -177,11 +177,10 @@ bool AttentionNode::BuildBias(const AttentionProblem& p, const Group& g, dnnl::m
         }
         // Every key of the row masked (the keys not read lie past
         // nonpad_kv_seqlen, so they are masked too): its weights are zero.
-        if (row_max == kNegInf) masked_rows_[static_cast<size_t>((bb * nh + kv) * nr + r)] = 1, any_masked = true;
+        if (row_max == kNegInf) masked_rows_[static_cast<size_t>((bb * nh + kv) * nr + r)] = 1;
       }
     }
   }
-  (void)any_masked;
   return true;
 }
 
