@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""oneDNN against ONNX Runtime on the decode benchmark of spec/aliasing.md
+(cases/aliasing/decode_bench.py): the grouped-query decoder layer with a
+4,096-position cache, a prefill of 16 tokens then 32 decode steps in one
+session, in float32 and in bfloat16 (a variant written here: the same model
+and inputs with every float tensor rounded to bfloat16, its expected outputs
+from the reference), and the largest exported decoders of cases/models/.
+Both adapters run in one invocation, one after the other, on the same
+machine with the same thread count (`parity run --threads`; ONNX Runtime's
+adapter uses one intra-op thread, so the default is 1).
+
+Prints per adapter and case: session creation (load_ms_cold, of which the
+backend's compile step), the prefill step and the median decode step in ms,
+then the ratio oneDNN / ONNX Runtime of the median decode step.
+
+  decode_bench.py [--parity build/parity] [--work DIR] [--threads N] [--repeats N]
+
+Exit status: 0 printed, 1 a run did not pass on oneDNN, 2 no parity binary.
+A case ONNX Runtime does not run is printed with its state and message.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, numpy_helper
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "cases", "aliasing"))
+
+import ml_dtypes  # noqa: E402
+
+import alias_model  # noqa: E402
+import stateful_writer  # noqa: E402
+import valid_cases  # noqa: E402
+import write_cases  # noqa: E402
+
+ADAPTERS = ["onednn", "onnxruntime"]
+MODELS = ["llama_decoder_opset24", "llama_decode_step_opset23"]
+
+
+def to_bfloat16(case):
+    """The float32 bench case with every float tensor rounded once to bfloat16."""
+    model = onnx.ModelProto()
+    model.CopyFrom(case.model)
+    graph = model.graph
+    for i, init in enumerate(graph.initializer):
+        if init.data_type == TensorProto.FLOAT:
+            rounded = numpy_helper.to_array(init).astype(ml_dtypes.bfloat16)
+            graph.initializer[i].CopyFrom(numpy_helper.from_array(rounded, init.name))
+    for value in list(graph.input) + list(graph.output) + list(graph.value_info):
+        if value.type.tensor_type.elem_type == TensorProto.FLOAT:
+            value.type.tensor_type.elem_type = TensorProto.BFLOAT16
+    graph.name = case.name + "_bfloat16"
+
+    def rounded(values):
+        return {k: v.astype(ml_dtypes.bfloat16) if v.dtype == np.float32 else v for k, v in values.items()}
+
+    return alias_model.StatefulCase(case.name + "_bfloat16", case.operator, case.feature + " (bfloat16)",
+                                    [t for t in case.tags if t != "float32"] + ["bfloat16"], model, case.carry,
+                                    rounded(case.initial), [rounded(s) for s in case.steps],
+                                    prune_carried=case.prune_carried)
+
+
+def write_bench_cases(parity: str, corpus: str) -> list:
+    subprocess.run([sys.executable, os.path.join(ROOT, "cases", "aliasing", "write_cases.py"), "--out", corpus,
+                    "--parity", parity, "--bench", "--no-check"], check=True, stdout=subprocess.DEVNULL)
+    f32 = os.path.join(corpus, "bench", "gqa_decode_4096")
+    bf16_case = to_bfloat16(valid_cases.bench_cases()[0])
+    bf16 = os.path.join(corpus, "bench", bf16_case.name)
+    scratch = os.path.join(corpus, "scratch")
+    os.makedirs(scratch, exist_ok=True)
+    stateful_writer.write_stateful(bf16_case, bf16, parity, scratch, write_cases.stateful_meta(bf16_case, "bench"))
+    return [f32, bf16]
+
+
+def run(parity: str, adapter: str, case_dir: str, out: str, threads: int, repeats: int) -> dict:
+    subprocess.run([parity, "run", "--adapter", adapter, "--cases", case_dir, "--out", out, "--fresh", "--jobs", "1",
+                    "--threads", str(threads), "--warm-repeats", str(repeats), "--state-readback", "last",
+                    "--progress", "quiet"], check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(os.path.join(out, "results.jsonl")) as f:
+        return json.loads(f.readline())
+
+
+def summary(result: dict) -> dict:
+    steps = result.get("steps") or []
+    if steps:
+        prefill, decode = steps[0]["run_ms"], statistics.median(s["run_ms"] for s in steps[1:])
+    else:
+        prefill, decode = result.get("run_ms"), None
+    return {"state": result["state"], "message": result.get("message", ""), "create": result.get("load_ms_cold"),
+            "compile": result.get("compile_ms_cold"), "prefill": prefill, "decode": decode,
+            "placement": result.get("placement", {})}
+
+
+def fmt(x) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--parity", default=os.path.join(ROOT, "build", "parity"))
+    parser.add_argument("--work", default=os.path.join(ROOT, "build", "onednn-decode-bench"))
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=10, help="warm repeats of the exported models' run")
+    args = parser.parse_args(argv)
+    if not os.access(args.parity, os.X_OK):
+        print(f"decode_bench: no parity binary at {args.parity}", file=sys.stderr)
+        return 2
+    cases = write_bench_cases(args.parity, os.path.join(args.work, "corpus"))
+    cases += [os.path.join(ROOT, "cases", "models", m) for m in MODELS]
+    failed = False
+    print(f"threads {args.threads}; times in ms (noisy on a shared machine)")
+    print(f"{'case':<34} {'adapter':<12} {'state':<12} {'create':>9} {'compile':>9} {'prefill/run':>11} "
+          f"{'decode med':>10}  placement")
+    for case_dir in cases:
+        name = os.path.basename(case_dir)
+        rows = {}
+        for adapter in ADAPTERS:
+            rows[adapter] = summary(run(args.parity, adapter, case_dir, os.path.join(args.work, adapter, name),
+                                        args.threads, args.repeats))
+            r = rows[adapter]
+            print(f"{name:<34} {adapter:<12} {r['state']:<12} {fmt(r['create']):>9} {fmt(r['compile']):>9} "
+                  f"{fmt(r['prefill']):>11} {fmt(r['decode']):>10}  {r['placement']}")
+            if r["state"] not in ("PASS", "MISTRUSTED"):
+                print(f"{'':<34} {'':<12} {r['message'][:300]}")
+                failed |= adapter == "onednn"
+        a, b = rows["onednn"], rows["onnxruntime"]
+        if a["decode"] and b["decode"] and b["state"] == "PASS":
+            print(f"{name:<34} decode step oneDNN / ONNX Runtime = {a['decode'] / b['decode']:.2f}")
+        elif a["prefill"] and b["prefill"] and b["state"] == "PASS":
+            print(f"{name:<34} run oneDNN / ONNX Runtime = {a['prefill'] / b['prefill']:.2f}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
