@@ -52,6 +52,14 @@ const std::set<std::string_view> kNoArithmetic = {
     "Gather", "GatherElements", "GatherND", "Tile", "Pad", "Shape", "Size", "Cast", "CastLike", "Constant",
     "ConstantOfShape", "DepthToSpace", "SpaceToDepth", "ScatterND", "ScatterElements", "TensorScatter"};
 
+// Counted one operation per output element besides kSameShapeAsFirst and
+// kBroadcasting (whose shape rules differ).
+const std::set<std::string_view> kPerOutputElement = {"Resize", "Upsample", "Range"};
+
+bool StandardOrKnownDomain(std::string_view domain) {
+  return domain.empty() || domain == "ai.onnx" || domain == "com.microsoft" || domain == "org.onnxparity.contrib";
+}
+
 int64_t AttrInt(const onnx::NodeProto& node, std::string_view name, int64_t fallback) {
   for (const auto& a : node.attribute()) {
     if (a.name() == name) return a.i();
@@ -189,12 +197,12 @@ class Inference {
     const std::string_view op = node.op_type();
     const std::string& out = node.output(0);
     ValueFacts& facts = values_[out];
-    if (node.domain() == "" || node.domain() == "ai.onnx" || node.domain() == "com.microsoft" ||
-        node.domain() == "org.onnxparity.contrib") {
+    if (StandardOrKnownDomain(node.domain())) {
       if (!facts.type) facts.type = OutputType(node);
       if (!facts.dims) facts.dims = OutputDims(node);
     }
     if (op == "Constant") ConstantFacts(node, facts);
+    if (op == "Split") SplitFacts(node);
     if (op == "Shape" && !facts.ints) {
       const Dims* in = Dims_(0, node);
       if (in && std::none_of(in->begin(), in->end(), [](int64_t d) { return d == kUnknownDim; }) &&
@@ -323,7 +331,194 @@ class Inference {
     }
     if (op.rfind("Reduce", 0) == 0 || op == "ArgMax" || op == "ArgMin") return ReducedDims(node, x);
     if (op == "Reshape") return ReshapedDims(node, x);
+    if (op == "Gather") return GatheredDims(node, x);
+    if (op == "GatherND") return GatheredNdDims(node, x);
+    if (op == "Slice") return SlicedDims(node, x);
+    if (op == "Squeeze") return SqueezedDims(node, x);
+    if (op == "Unsqueeze") return UnsqueezedDims(node, x);
+    if (op == "Flatten") return FlattenedDims(node, x);
+    if (op == "Expand") {
+      const ValueFacts* shape = In(1, node);
+      if (!x || !shape || !shape->ints) return std::nullopt;
+      return Broadcast({x, &*shape->ints});
+    }
+    if (op == "Attention" && (node.domain().empty() || node.domain() == "ai.onnx")) return AttentionDims(node, x);
     return std::nullopt;
+  }
+
+  // An int list given by attribute `name` (older opsets) or by the constant
+  // input `input` (newer ones); nullopt when neither is known.
+  std::optional<Dims> IntsOf(const onnx::NodeProto& node, std::string_view name, int input) const {
+    if (std::optional<Dims> attr = AttrInts(node, name)) return attr;
+    const ValueFacts* f = In(input, node);
+    return f && f->ints ? f->ints : std::nullopt;
+  }
+
+  std::optional<Dims> GatheredDims(const onnx::NodeProto& node, const Dims* x) const {
+    const Dims* indices = Dims_(1, node);
+    if (!x || !indices) return std::nullopt;
+    const int64_t axis = NormalizeAxis(AttrInt(node, "axis", 0), x->size());
+    if (axis < 0 || axis >= static_cast<int64_t>(x->size())) return std::nullopt;
+    Dims out(x->begin(), x->begin() + axis);
+    out.insert(out.end(), indices->begin(), indices->end());
+    out.insert(out.end(), x->begin() + axis + 1, x->end());
+    return out;
+  }
+
+  // indices[:-1] + data[batch_dims + indices[-1]:] (the batch dims are the leading dims of indices).
+  std::optional<Dims> GatheredNdDims(const onnx::NodeProto& node, const Dims* x) const {
+    const Dims* indices = Dims_(1, node);
+    if (!x || !indices || indices->empty() || indices->back() == kUnknownDim) return std::nullopt;
+    const int64_t batch = AttrInt(node, "batch_dims", 0);
+    const int64_t depth = indices->back();
+    if (batch < 0 || batch + depth > static_cast<int64_t>(x->size())) return std::nullopt;
+    Dims out(indices->begin(), indices->end() - 1);
+    out.insert(out.end(), x->begin() + batch + depth, x->end());
+    return out;
+  }
+
+  // starts, ends, axes and steps as constants (inputs 1-4, or the attributes
+  // of opset 1); each sliced dim by ONNX's clamping rules.
+  std::optional<Dims> SlicedDims(const onnx::NodeProto& node, const Dims* x) const {
+    if (!x) return std::nullopt;
+    const std::optional<Dims> starts = IntsOf(node, "starts", 1);
+    const std::optional<Dims> ends = IntsOf(node, "ends", 2);
+    if (!starts || !ends || starts->size() != ends->size()) return std::nullopt;
+    const bool has_axes = AttrInts(node, "axes") || (node.input_size() > 3 && !node.input(3).empty());
+    std::optional<Dims> axes = has_axes ? IntsOf(node, "axes", 3) : std::nullopt;
+    if (has_axes && !axes) return std::nullopt;
+    if (!axes) {
+      axes = Dims{};
+      for (size_t i = 0; i < starts->size(); ++i) axes->push_back(static_cast<int64_t>(i));
+    }
+    std::optional<Dims> steps = Dims(starts->size(), 1);
+    if (node.input_size() > 4 && !node.input(4).empty()) {
+      const ValueFacts* f = In(4, node);
+      steps = f ? f->ints : std::nullopt;
+    }
+    if (!steps || axes->size() != starts->size() || steps->size() != starts->size()) return std::nullopt;
+    Dims out = *x;
+    for (size_t i = 0; i < starts->size(); ++i) {
+      const int64_t axis = NormalizeAxis((*axes)[i], x->size());
+      if (axis < 0 || axis >= static_cast<int64_t>(x->size()) || (*steps)[i] == 0) return std::nullopt;
+      const int64_t dim = (*x)[static_cast<size_t>(axis)];
+      if (dim == kUnknownDim) continue;
+      out[static_cast<size_t>(axis)] = SliceLength((*starts)[i], (*ends)[i], (*steps)[i], dim);
+    }
+    return out;
+  }
+
+  static int64_t SliceLength(int64_t start, int64_t end, int64_t step, int64_t dim) {
+    if (start < 0) start += dim;
+    if (end < 0) end += dim;
+    if (step > 0) {
+      start = std::clamp<int64_t>(start, 0, dim);
+      end = std::clamp<int64_t>(end, 0, dim);
+      return end > start ? (end - start + step - 1) / step : 0;
+    }
+    start = std::clamp<int64_t>(start, 0, dim - 1);
+    end = std::clamp<int64_t>(end, -1, dim - 1);
+    return start > end ? (start - end - step - 1) / -step : 0;
+  }
+
+  std::optional<Dims> SqueezedDims(const onnx::NodeProto& node, const Dims* x) const {
+    if (!x) return std::nullopt;
+    const bool has_axes = AttrInts(node, "axes") || (node.input_size() > 1 && !node.input(1).empty());
+    const std::optional<Dims> axes = has_axes ? IntsOf(node, "axes", 1) : std::nullopt;
+    if (has_axes && !axes) return std::nullopt;
+    std::set<int64_t> squeezed;
+    if (axes) {
+      for (int64_t a : *axes) squeezed.insert(NormalizeAxis(a, x->size()));
+    } else {
+      // Without axes every dim of 1 goes: each dim must be known.
+      for (size_t i = 0; i < x->size(); ++i) {
+        if ((*x)[i] == kUnknownDim) return std::nullopt;
+        if ((*x)[i] == 1) squeezed.insert(static_cast<int64_t>(i));
+      }
+    }
+    Dims out;
+    for (size_t i = 0; i < x->size(); ++i) {
+      if (!squeezed.count(static_cast<int64_t>(i))) out.push_back((*x)[i]);
+    }
+    return out;
+  }
+
+  std::optional<Dims> UnsqueezedDims(const onnx::NodeProto& node, const Dims* x) const {
+    const std::optional<Dims> axes = IntsOf(node, "axes", 1);
+    if (!x || !axes) return std::nullopt;
+    const size_t rank = x->size() + axes->size();
+    std::set<int64_t> inserted;
+    for (int64_t a : *axes) inserted.insert(NormalizeAxis(a, rank));
+    if (inserted.size() != axes->size()) return std::nullopt;
+    Dims out;
+    size_t next = 0;
+    for (size_t i = 0; i < rank; ++i) {
+      if (inserted.count(static_cast<int64_t>(i))) {
+        out.push_back(1);
+      } else if (next < x->size()) {
+        out.push_back((*x)[next++]);
+      } else {
+        return std::nullopt;
+      }
+    }
+    return out;
+  }
+
+  std::optional<Dims> FlattenedDims(const onnx::NodeProto& node, const Dims* x) const {
+    if (!x) return std::nullopt;
+    const int64_t axis = NormalizeAxis(AttrInt(node, "axis", 1), x->size());
+    if (axis < 0 || axis > static_cast<int64_t>(x->size())) return std::nullopt;
+    auto product = [&](size_t begin, size_t end) {
+      int64_t p = 1;
+      for (size_t i = begin; i < end; ++i) {
+        if ((*x)[i] == kUnknownDim) return kUnknownDim;
+        p *= (*x)[i];
+      }
+      return p;
+    };
+    return Dims{product(0, static_cast<size_t>(axis)), product(static_cast<size_t>(axis), x->size())};
+  }
+
+  // Attention 23/24's Y: Q's layout with V's head size, (B, Hq, S, Dv) for
+  // 4-D inputs and (B, S, q_num_heads * Dv) for 3-D ones.
+  std::optional<Dims> AttentionDims(const onnx::NodeProto& node, const Dims* q) const {
+    const Dims* v = Dims_(2, node);
+    if (!q || !v || q->size() != v->size()) return std::nullopt;
+    if (q->size() == 4) return Dims{(*q)[0], (*q)[1], (*q)[2], (*v)[3]};
+    if (q->size() != 3) return std::nullopt;
+    const int64_t q_heads = AttrInt(node, "q_num_heads", 0);
+    const int64_t kv_heads = AttrInt(node, "kv_num_heads", 0);
+    if (q_heads <= 0 || kv_heads <= 0) return std::nullopt;
+    const int64_t hidden = (*v)[2] == kUnknownDim || (*v)[2] % kv_heads != 0 ? kUnknownDim
+                                                                              : q_heads * ((*v)[2] / kv_heads);
+    return Dims{(*q)[0], (*q)[1], hidden};
+  }
+
+  // Every output of a Split: its type, and its dims from `split` (attribute
+  // or constant input 1), else `num_outputs` or the output count, as ONNX
+  // divides the axis (the last part smaller when it does not divide evenly).
+  void SplitFacts(const onnx::NodeProto& node) {
+    const Dims* x = Dims_(0, node);
+    const std::optional<DataType> type = TypeOf(0, node);
+    const int parts = node.output_size();
+    std::optional<Dims> sizes = IntsOf(node, "split", 1);
+    const int64_t axis = x ? NormalizeAxis(AttrInt(node, "axis", 0), x->size()) : -1;
+    const bool axis_ok = x && axis >= 0 && axis < static_cast<int64_t>(x->size());
+    if (!sizes && axis_ok && (*x)[static_cast<size_t>(axis)] != kUnknownDim) {
+      const int64_t dim = (*x)[static_cast<size_t>(axis)];
+      const int64_t chunk = (dim + parts - 1) / parts;
+      sizes = Dims{};
+      for (int i = 0; i < parts; ++i) sizes->push_back(std::max<int64_t>(0, std::min(chunk, dim - i * chunk)));
+    }
+    for (int i = 0; i < parts; ++i) {
+      if (node.output(i).empty()) continue;
+      ValueFacts& facts = values_[node.output(i)];
+      if (!facts.type) facts.type = type;
+      if (facts.dims || !axis_ok || !sizes || sizes->size() != static_cast<size_t>(parts)) continue;
+      Dims dims = *x;
+      dims[static_cast<size_t>(axis)] = (*sizes)[static_cast<size_t>(i)];
+      facts.dims = std::move(dims);
+    }
   }
 
   std::optional<Dims> ReducedDims(const onnx::NodeProto& node, const Dims* x) const {
@@ -465,6 +660,13 @@ const std::vector<int64_t>* StaticFacts::StaticDims(std::string_view name) const
 
 std::optional<double> NodeFlops(const onnx::NodeProto& node, const StaticFacts& facts) {
   const std::string_view op = node.op_type();
+  // Only operators whose rules are written here are counted: a node of
+  // another domain (a model-local function, a vendor op) or one that runs
+  // a subgraph (If, Loop, Scan) does work no rule sees.
+  if (!StandardOrKnownDomain(node.domain())) return std::nullopt;
+  for (const auto& a : node.attribute()) {
+    if (a.has_g() || a.graphs_size() > 0) return std::nullopt;
+  }
   if (kNoArithmetic.count(op)) return 0.0;
   if (node.output_size() == 0) return 0.0;
   const Dims* out = facts.StaticDims(node.output(0));
@@ -518,7 +720,11 @@ std::optional<double> NodeFlops(const onnx::NodeProto& node, const StaticFacts& 
     if (!out || !kernel) return std::nullopt;
     return Product(*out) * Product(*kernel);
   }
-  if (!out) return std::nullopt;
+  // Element-wise operators (and those near enough to count as such: the
+  // normalizations, Softmax, Resize); any other has no rule and no count.
+  if (!out || !(kSameShapeAsFirst.count(op) || kBroadcasting.count(op) || kPerOutputElement.count(op))) {
+    return std::nullopt;
+  }
   return Product(*out);
 }
 
