@@ -114,7 +114,10 @@ def placement_cell(lines: list[dict]) -> str:
         for where, f in (line.get("placement_flops") or {}).items():
             flops += f
             flops_on += f if where == device else 0
-        unknown += line.get("placement_flops_unknown") or 0
+        if "placement_flops_unknown" in line:
+            unknown += line["placement_flops_unknown"] or 0
+        else:  # a line written before FLOPs were counted: none of its nodes' FLOPs is known
+            unknown += sum((line.get("placement") or {}).values())
     if nodes == 0:
         return "–"
     text = f"{100 * nodes_on / nodes:.1f}% / " + (f"{100 * flops_on / flops:.1f}%" if flops > 0 else "–")

@@ -28,18 +28,25 @@ void Summary::Add(const CaseResult& r, bool counts_for_gate) {
 
 void PlacementTotals::Add(const CaseResult& r) {
   ++cases;
+  int64_t case_nodes = 0;
   for (auto it = r.placement.begin(); it != r.placement.end(); ++it) {
     if (!it->is_number()) continue;  // a line of another tool's making; results.cc reads counts as they are
     const auto n = it->get<int64_t>();
     nodes[it.key()] += n;
+    case_nodes += n;
     if (it.key() == r.device) nodes_on_device += n;
+  }
+  // A line written before FLOPs were counted: none of its nodes' FLOPs is known.
+  if (!r.placement_flops_unknown) {
+    flops_unknown += case_nodes;
+    return;
   }
   for (auto it = r.placement_flops.begin(); it != r.placement_flops.end(); ++it) {
     const double f = it->get<double>();  // a number: CaseResultFromJson checks
     flops[it.key()] += f;
     if (it.key() == r.device) flops_on_device += f;
   }
-  flops_unknown += r.placement_flops_unknown.value_or(0);
+  flops_unknown += *r.placement_flops_unknown;
 }
 
 int64_t PlacementTotals::NodeCount() const {

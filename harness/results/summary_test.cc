@@ -83,6 +83,12 @@ TEST(SummaryPlacement, NoKnownFlopsIsNoShareAndNoPlacementIsNoField) {
   const json p = s.ToJson()["placement"];
   EXPECT_TRUE(p["on_device"]["flops"].is_null());
   EXPECT_DOUBLE_EQ(p["on_device"]["nodes"].get<double>(), 2.0 / 3);
+  // A line from before FLOPs were counted: every node of it is unknown.
+  CaseResult old = Placed("s", "old_line", 4, 0, 0, 0, 0);
+  old.placement_flops_unknown.reset();
+  Summary with_old;
+  with_old.Add(old);
+  EXPECT_EQ(with_old.ToJson()["placement"]["flops_unknown_nodes"], 4);
   Summary empty;
   empty.Add(Plain("Add", CaseState::kPass, 1));
   EXPECT_FALSE(empty.ToJson().contains("placement"));
