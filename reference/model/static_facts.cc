@@ -203,13 +203,7 @@ class Inference {
     }
     if (op == "Constant") ConstantFacts(node, facts);
     if (op == "Split") SplitFacts(node);
-    if (op == "Shape" && !facts.ints) {
-      const Dims* in = Dims_(0, node);
-      if (in && std::none_of(in->begin(), in->end(), [](int64_t d) { return d == kUnknownDim; }) &&
-          node.attribute_size() == 0) {
-        facts.ints = *in;
-      }
-    }
+    if (!facts.ints && StandardOrKnownDomain(node.domain())) facts.ints = OutputInts(node, facts);
   }
 
  private:
@@ -230,6 +224,15 @@ class Inference {
   std::optional<DataType> OutputType(const onnx::NodeProto& node) const {
     const std::string_view op = node.op_type();
     if (kBoolResult.count(op)) return DataType::kBool;
+    if (op == "Range") return TypeOf(0, node);
+    if (op == "ConstantOfShape") {
+      for (const auto& a : node.attribute()) {
+        if (a.name() == "value" && a.has_t() && IsKnownDataType(a.t().data_type())) {
+          return static_cast<DataType>(a.t().data_type());
+        }
+      }
+      return DataType::kFloat;
+    }
     if (op == "Shape" || op == "Size" || op == "ArgMax" || op == "ArgMin" || op == "NonZero") return DataType::kInt64;
     if (op == "Cast") {
       const int64_t to = AttrInt(node, "to", 0);
@@ -331,6 +334,20 @@ class Inference {
     }
     if (op.rfind("Reduce", 0) == 0 || op == "ArgMax" || op == "ArgMin") return ReducedDims(node, x);
     if (op == "Reshape") return ReshapedDims(node, x);
+    if (op == "Shape") {
+      if (!x) return std::nullopt;
+      const auto [start, end] = ShapeRange(node, x->size());
+      return Dims{end - start};
+    }
+    if (op == "Size") return Dims{};
+    if (op == "ConstantOfShape") {
+      const ValueFacts* shape = In(0, node);
+      return shape && shape->ints ? shape->ints : std::nullopt;
+    }
+    if (op == "Range") {
+      const std::optional<int64_t> count = RangeCount(node);
+      return count ? std::optional<Dims>(Dims{*count}) : std::nullopt;
+    }
     if (op == "Gather") return GatheredDims(node, x);
     if (op == "GatherND") return GatheredNdDims(node, x);
     if (op == "Slice") return SlicedDims(node, x);
@@ -343,6 +360,135 @@ class Inference {
       return Broadcast({x, &*shape->ints});
     }
     if (op == "Attention" && (node.domain().empty() || node.domain() == "ai.onnx")) return AttentionDims(node, x);
+    return std::nullopt;
+  }
+
+  // Shape's [start, end) of a rank-`rank` input (opset 15's attributes, clamped).
+  static std::pair<int64_t, int64_t> ShapeRange(const onnx::NodeProto& node, size_t rank) {
+    const auto r = static_cast<int64_t>(rank);
+    auto clamp = [r](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + r : v, 0, r); };
+    const int64_t start = clamp(AttrInt(node, "start", 0));
+    return {start, std::max(start, clamp(AttrInt(node, "end", r)))};
+  }
+
+  // The scalar contents of input `i`, when known.
+  std::optional<int64_t> ScalarInt(const onnx::NodeProto& node, int i) const {
+    const ValueFacts* f = In(i, node);
+    if (!f || !f->ints || f->ints->size() != 1) return std::nullopt;
+    return f->ints->front();
+  }
+
+  // Range's element count from integer start, limit and delta.
+  std::optional<int64_t> RangeCount(const onnx::NodeProto& node) const {
+    const std::optional<int64_t> start = ScalarInt(node, 0), limit = ScalarInt(node, 1), delta = ScalarInt(node, 2);
+    if (!start || !limit || !delta || *delta == 0) return std::nullopt;
+    const int64_t span = *limit - *start;
+    const int64_t count = span / *delta + ((span % *delta != 0) && ((span < 0) == (*delta < 0)) ? 1 : 0);
+    return std::max<int64_t>(0, count);
+  }
+
+  // The contents of a small integer value computed from known contents: the
+  // shape arithmetic of exported and expanded graphs (Shape, Gather, Slice,
+  // Concat, Unsqueeze, Cast, Add, ...), so that a Reshape or Expand fed by it
+  // has known dims. Only int64 and int32 values, at most kMaxInts elements.
+  std::optional<Dims> OutputInts(const onnx::NodeProto& node, const ValueFacts& out) const {
+    constexpr size_t kMaxInts = 64;
+    const std::string_view op = node.op_type();
+    auto ints = [&](int i) -> const Dims* {
+      const ValueFacts* f = In(i, node);
+      return f && f->ints ? &*f->ints : nullptr;
+    };
+    if (op == "Shape") {
+      const Dims* x = Dims_(0, node);
+      if (!x) return std::nullopt;
+      const auto [start, end] = ShapeRange(node, x->size());
+      Dims dims(x->begin() + start, x->begin() + end);
+      if (std::any_of(dims.begin(), dims.end(), [](int64_t d) { return d == kUnknownDim; })) return std::nullopt;
+      return dims;
+    }
+    if (op == "Size") {
+      const ValueFacts* x = In(0, node);
+      return x && x->static_shape() ? std::optional<Dims>(Dims{x->element_count()}) : std::nullopt;
+    }
+    if (!out.type || (*out.type != DataType::kInt64 && *out.type != DataType::kInt32)) return std::nullopt;
+    if (op == "Identity" || op == "Cast" || op == "CastLike" || op == "Reshape" || op == "Squeeze" ||
+        op == "Unsqueeze" || op == "Flatten") {
+      const Dims* x = ints(0);
+      return x ? std::optional<Dims>(*x) : std::nullopt;
+    }
+    if (op == "Gather") {
+      const Dims* data = ints(0);
+      const Dims* indices = ints(1);
+      const Dims* data_dims = Dims_(0, node);
+      if (!data || !indices || !data_dims || data_dims->size() != 1) return std::nullopt;
+      Dims gathered;
+      for (int64_t i : *indices) {
+        const int64_t at = i < 0 ? i + static_cast<int64_t>(data->size()) : i;
+        if (at < 0 || at >= static_cast<int64_t>(data->size())) return std::nullopt;
+        gathered.push_back((*data)[static_cast<size_t>(at)]);
+      }
+      return gathered;
+    }
+    if (op == "Concat") {
+      Dims joined;
+      for (int i = 0; i < node.input_size(); ++i) {
+        const Dims* part = ints(i);
+        const Dims* part_dims = Dims_(i, node);
+        if (!part || !part_dims || part_dims->size() != 1) return std::nullopt;
+        joined.insert(joined.end(), part->begin(), part->end());
+      }
+      return joined.size() <= kMaxInts ? std::optional<Dims>(joined) : std::nullopt;
+    }
+    if (op == "Slice") {
+      const Dims* data = ints(0);
+      const Dims* data_dims = Dims_(0, node);
+      const std::optional<Dims> sliced_dims = SlicedDims(node, data_dims);
+      const std::optional<Dims> starts = IntsOf(node, "starts", 1);
+      if (!data || !data_dims || data_dims->size() != 1 || !sliced_dims || !starts || starts->size() != 1) {
+        return std::nullopt;
+      }
+      int64_t step = 1;
+      if (node.input_size() > 4 && !node.input(4).empty()) {
+        const std::optional<int64_t> s = ScalarInt(node, 4);
+        if (!s) return std::nullopt;
+        step = *s;
+      }
+      const auto n = static_cast<int64_t>(data->size());
+      int64_t at = starts->front() < 0 ? starts->front() + n : starts->front();
+      at = step > 0 ? std::clamp<int64_t>(at, 0, n) : std::clamp<int64_t>(at, 0, n - 1);
+      Dims sliced;
+      for (int64_t k = 0; k < sliced_dims->front(); ++k, at += step) sliced.push_back((*data)[static_cast<size_t>(at)]);
+      return sliced;
+    }
+    if (op == "Range") {
+      const std::optional<int64_t> count = RangeCount(node);
+      const std::optional<int64_t> start = ScalarInt(node, 0), delta = ScalarInt(node, 2);
+      if (!count || *count > static_cast<int64_t>(kMaxInts)) return std::nullopt;
+      Dims values;
+      for (int64_t k = 0; k < *count; ++k) values.push_back(*start + k * *delta);
+      return values;
+    }
+    if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Max" || op == "Min") {
+      const Dims* a = ints(0);
+      const Dims* b = ints(1);
+      if (!a || !b || a->empty() || b->empty() || (a->size() != b->size() && a->size() != 1 && b->size() != 1)) {
+        return std::nullopt;
+      }
+      Dims result;
+      for (size_t i = 0; i < std::max(a->size(), b->size()); ++i) {
+        const int64_t x = (*a)[a->size() == 1 ? 0 : i];
+        const int64_t y = (*b)[b->size() == 1 ? 0 : i];
+        if (op == "Add") result.push_back(x + y);
+        else if (op == "Sub") result.push_back(x - y);
+        else if (op == "Mul") result.push_back(x * y);
+        else if (op == "Max") result.push_back(std::max(x, y));
+        else if (op == "Min") result.push_back(std::min(x, y));
+        // Integer division only where it is exact: no rounding rule to choose.
+        else if (y != 0 && x % y == 0) result.push_back(x / y);
+        else return std::nullopt;
+      }
+      return result;
+    }
     return std::nullopt;
   }
 
@@ -711,7 +857,7 @@ std::optional<double> NodeFlops(const onnx::NodeProto& node, const StaticFacts& 
   }
   // Everything else: one operation per output element, or per input element
   // for a reduction.
-  if (op.rfind("Reduce", 0) == 0 || op.rfind("Global", 0) == 0) {
+  if (op.rfind("Reduce", 0) == 0 || op.rfind("Global", 0) == 0 || op == "ArgMax" || op == "ArgMin") {
     const Dims* x = input(0);
     return x ? std::optional<double>(Product(*x)) : std::nullopt;
   }

@@ -140,6 +140,63 @@ TEST(StaticFactsReshape, ShapeFromARunTimeValueIsUnknown) {
   EXPECT_FALSE(NodeFlops(g.node(1), facts).has_value());
 }
 
+TEST(StaticFactsReshape, ShapeComputedFromShapeGatherAndConcatIsFollowed) {
+  // The shape arithmetic of an exported or expanded graph: [x.shape[0], -1].
+  const onnx::GraphProto g = Graph(R"(g (float[2, 3, 4] x) => (y, z, c, r, n) <int64 zero = {0}, int64[1] minus = {-1},
+                                                                      int64[1] axes = {0}, int64 one = {1}> {
+      s = Shape (x)
+      b = Gather (s, zero)
+      bu = Unsqueeze (b, axes)
+      shape = Concat <axis = 0> (bu, minus)
+      y = Reshape (x, shape)
+      tail = Shape <start = 1> (x)
+      prod = Mul (tail, one)
+      z = Reshape (x, tail)
+      c = ConstantOfShape (tail)
+      last = Gather (s, minus)
+      r = Range (zero, last, one)
+      n = Size (x) })");
+  const StaticFacts facts = StaticFacts::Infer(g);
+  EXPECT_EQ(DimsOf(facts, "s"), (Dims{3}));
+  EXPECT_EQ(facts.Find("shape")->ints, (Dims{2, -1}));
+  EXPECT_EQ(DimsOf(facts, "y"), (Dims{2, 12}));
+  EXPECT_EQ(facts.Find("tail")->ints, (Dims{3, 4}));
+  EXPECT_EQ(facts.Find("prod")->ints, (Dims{3, 4}));
+  EXPECT_EQ(DimsOf(facts, "z"), (Dims{3, 4}));
+  EXPECT_EQ(DimsOf(facts, "c"), (Dims{3, 4}));
+  EXPECT_EQ(facts.TypeOf("c"), DataType::kFloat);
+  EXPECT_EQ(DimsOf(facts, "r"), (Dims{4}));
+  EXPECT_EQ(facts.Find("r")->ints, (Dims{0, 1, 2, 3}));
+  EXPECT_EQ(facts.Find("n")->ints, (Dims{24}));
+  // Shape arithmetic is no floating-point work; Range counts one per element.
+  EXPECT_EQ(Flops(g, facts, 0), 0.0);
+  EXPECT_EQ(Flops(g, facts, 10), 4.0);
+}
+
+TEST(StaticFactsReshape, ShapeArithmeticOnUnknownDimsStaysUnknown) {
+  const onnx::GraphProto g = Graph(R"(g (float[N, 4] x) => (y) <int64 zero = {0}, int64[1] two = {2}> {
+      s = Shape (x)
+      h = Div (s, two)
+      y = Reshape (x, h) })");
+  const StaticFacts facts = StaticFacts::Infer(g);
+  EXPECT_EQ(DimsOf(facts, "s"), (Dims{2}));  // the rank is known, the contents not
+  EXPECT_FALSE(facts.Find("s")->ints.has_value());
+  EXPECT_FALSE(facts.Find("h")->ints.has_value());
+  EXPECT_EQ(DimsOf(facts, "y"), (Dims{-2}));
+}
+
+TEST(StaticFactsReduce, ReductionsCountTheirInputAndKeepOrDropTheAxes) {
+  const onnx::GraphProto g = Graph(R"(g (float[2, 3, 4] x) => (a, m) <int64[1] axes = {1}> {
+      a = ArgMax <axis = -1, keepdims = 0> (x)
+      m = ReduceMean (x, axes) })");
+  const StaticFacts facts = StaticFacts::Infer(g);
+  EXPECT_EQ(facts.TypeOf("a"), DataType::kInt64);
+  EXPECT_EQ(DimsOf(facts, "a"), (Dims{2, 3}));
+  EXPECT_EQ(DimsOf(facts, "m"), (Dims{2, 1, 4}));
+  EXPECT_EQ(Flops(g, facts, 0), 2.0 * 3 * 4);
+  EXPECT_EQ(Flops(g, facts, 1), 2.0 * 3 * 4);
+}
+
 TEST(StaticFactsUnknown, AnOperatorWithoutARuleGivesNothingDownstream) {
   const onnx::GraphProto g = Graph(R"(g (float[4, 4] x) => (y) {
       t = NoSuchOp (x)
