@@ -9,6 +9,7 @@
 #include "reports/format.h"
 #include "reports/load_chart.h"
 #include "reports/matrix.h"
+#include "reports/placement.h"
 #include "reports/stateful.h"
 
 namespace parity {
@@ -276,6 +277,21 @@ void RenderVariantLoadTimes(const std::vector<RunData>& runs, std::ostringstream
   h << "</table>";
 }
 
+void RenderPlacement(const std::vector<RunData>& runs, std::ostringstream& h) {
+  const std::vector<PlacementRow> rows = BuildPlacementRows(runs);
+  if (rows.empty()) return;
+  h << "<h2>Placement</h2><p class=\"muted\">" << HtmlEscape(kPlacementIntro)
+    << "</p><table id=\"placement\"><tr><th>nodes · FLOPs on the device</th>";
+  for (const RunData& run : runs) h << "<th>" << HtmlEscape(run.label) << "</th>";
+  h << "</tr>";
+  for (const PlacementRow& row : rows) {
+    h << "<tr><th>" << HtmlEscape(row.scope) << "</th>";
+    for (const std::string& c : row.cells) h << "<td class=\"num\">" << HtmlEscape(c) << "</td>";
+    h << "</tr>";
+  }
+  h << "</table>";
+}
+
 void RenderStateful(const std::vector<RunData>& runs, std::ostringstream& h) {
   const StatefulTables tables = BuildStatefulTables(runs);
   if (tables.per_case.empty()) return;
@@ -329,6 +345,7 @@ std::string RenderHtml(const std::vector<RunData>& runs, const std::string& titl
   h << "\n";
   RenderLoadTimes(runs, h);
   RenderVariantLoadTimes(runs, h);
+  RenderPlacement(runs, h);
   RenderStateful(runs, h);
   h << "\n</body></html>\n";
   return h.str();

@@ -7,6 +7,7 @@
 
 #include "reports/format.h"
 #include "reports/matrix.h"
+#include "reports/placement.h"
 #include "reports/stateful.h"
 
 namespace parity {
@@ -179,6 +180,18 @@ void RenderVariantLoadTimes(const std::vector<RunData>& runs, std::ostringstream
   md << "\n";
 }
 
+void RenderPlacement(const std::vector<RunData>& runs, std::ostringstream& md) {
+  const std::vector<PlacementRow> rows = BuildPlacementRows(runs);
+  if (rows.empty()) return;
+  md << "## Placement\n\n" << kPlacementIntro << "\n\n" << HeaderRow({"nodes · FLOPs on the device"}, runs);
+  for (const PlacementRow& row : rows) {
+    std::vector<std::string> cells = {MarkdownCell(row.scope)};
+    for (const std::string& c : row.cells) cells.push_back(MarkdownCell(c));
+    md << Row(cells);
+  }
+  md << "\n";
+}
+
 void RenderStateful(const std::vector<RunData>& runs, std::ostringstream& md) {
   const StatefulTables tables = BuildStatefulTables(runs);
   if (tables.per_case.empty()) return;
@@ -224,6 +237,7 @@ std::string RenderMarkdown(const std::vector<RunData>& runs, const std::string& 
   for (const RunData& run : runs) RenderFailures(run, md);
   RenderLoadTimes(runs, md);
   RenderVariantLoadTimes(runs, md);
+  RenderPlacement(runs, md);
   RenderStateful(runs, md);
   std::vector<std::string> warnings;
   for (const RunData& run : runs) warnings.insert(warnings.end(), run.warnings.begin(), run.warnings.end());

@@ -112,6 +112,11 @@ nlohmann::json ToJson(const CaseResult& r) {
       {"placement", r.placement},
       {"repro", r.repro},
   };
+  // Only a case whose session reported a placement has its FLOPs.
+  if (r.placement_flops_unknown) {
+    j["placement_flops"] = r.placement_flops;
+    j["placement_flops_unknown"] = *r.placement_flops_unknown;
+  }
   if (r.variant_targets) j["variant_targets"] = *r.variant_targets;
   if (r.variants_expected) j["variants_expected"] = *r.variants_expected;
   // Only a model with variant entries has a stripped twin; other lines stay as they were.
@@ -298,6 +303,13 @@ Status ParseResult(const json& j, CaseResult* r) {
   PARITY_RETURN_IF_ERROR(TakeJson(j, "outputs", json::value_t::array, &r->outputs));
   PARITY_RETURN_IF_ERROR(TakeJson(j, "variants", json::value_t::array, &r->variants));
   PARITY_RETURN_IF_ERROR(TakeJson(j, "placement", json::value_t::object, &r->placement));
+  PARITY_RETURN_IF_ERROR(TakeJson(j, "placement_flops", json::value_t::object, &r->placement_flops));
+  for (auto it = r->placement_flops.begin(); it != r->placement_flops.end(); ++it) {
+    if (!it->is_number()) return InvalidArgument("field \"placement_flops\": \"", it.key(), "\" is not a number");
+  }
+  std::optional<double> unknown;
+  PARITY_RETURN_IF_ERROR(TakeOptionalNumber(j, "placement_flops_unknown", &unknown));
+  if (unknown) r->placement_flops_unknown = static_cast<int64_t>(*unknown);
   PARITY_RETURN_IF_ERROR(TakeDigests(j, &r->output_sha256));
   return Status::Ok();
 }

@@ -74,6 +74,11 @@ struct CaseResult {
   // empty when it went well. Never changes the case's state.
   std::string load_ms_stripped_error;
   nlohmann::json placement = nlohmann::json::object(); // device -> node count
+  // Device -> the FLOPs of its nodes at the first data set's input dims, over
+  // the nodes whose FLOPs are known (harness/run/placement_flops.h), and how
+  // many reported nodes are not; both unset when no placement was reported.
+  nlohmann::json placement_flops = nlohmann::json::object();
+  std::optional<int64_t> placement_flops_unknown;
   // The backend's compile step within session creation (ABI session_cost),
   // when the adapter reports it: cold, each warm repeat, and the cold
   // creation's kernels made and deferred to the first run.

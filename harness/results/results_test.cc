@@ -83,6 +83,27 @@ TEST(ResultsTest, ABackendsCompileStepIsWrittenAndReadBackAndAbsentOtherwise) {
   EXPECT_EQ(*back->kernels_deferred, 2);
 }
 
+TEST(ResultsTest, PlacementFlopsAreWrittenAndReadBackOnlyWithAPlacement) {
+  CaseResult r = VariantResult(12, 4, 10, 2);
+  EXPECT_FALSE(ToJson(r).contains("placement_flops"));  // no session report: no FLOPs
+  r.placement = {{"cpu", 3}, {"reference", 2}};
+  r.placement_flops = {{"cpu", 1.5e9}, {"reference", 40.0}};
+  r.placement_flops_unknown = 1;
+  const json j = ToJson(r);
+  EXPECT_EQ(j["placement_flops"]["cpu"], 1.5e9);
+  EXPECT_EQ(j["placement_flops_unknown"], 1);
+  StatusOr<CaseResult> back = CaseResultFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->placement_flops, r.placement_flops);
+  EXPECT_EQ(back->placement_flops_unknown, 1);
+  json bad = j;
+  bad["placement_flops"]["cpu"] = "many";
+  back = CaseResultFromJson(bad);
+  ASSERT_FALSE(back.ok());
+  EXPECT_NE(back.status().message().find("\"placement_flops\": \"cpu\" is not a number"), std::string::npos)
+      << back.status().message();
+}
+
 TEST(ResultsTest, PlainCasesAndOldLinesHaveNoVariantFields) {
   CaseResult plain;
   plain.name = "test_abs";

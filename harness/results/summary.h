@@ -28,6 +28,32 @@ struct VariantLoadSample {
 // stripped), over the cases that have both times.
 nlohmann::json VariantLoadStats(const std::vector<VariantLoadSample>& samples);
 
+// The suite whose cases the summary and the reports also show one by one
+// as models (cases/models/: exported whole models).
+inline constexpr const char* kModelSuite = "models";
+
+// Where the nodes of a set of cases ran (results' "placement" and
+// "placement_flops"): counts per device, and the share on each case's own
+// device (CaseResult::device) against the rest (a device adapter's fallback
+// to the reference). Cases without a placement are not counted.
+struct PlacementTotals {
+  int cases = 0;
+  std::map<std::string, int64_t> nodes;  // device -> nodes
+  std::map<std::string, double> flops;   // device -> FLOPs of its nodes whose FLOPs are known
+  int64_t flops_unknown = 0;             // nodes whose FLOPs are not known
+  int64_t nodes_on_device = 0;
+  double flops_on_device = 0;
+
+  void Add(const CaseResult& result);
+  int64_t NodeCount() const;
+  double KnownFlops() const;
+  // Shares in [0, 1]; unset when there is nothing to divide by.
+  std::optional<double> NodeShare() const;
+  std::optional<double> FlopShare() const;
+  // {"cases", "nodes", "flops", "flops_unknown_nodes", "on_device": {"nodes", "flops"}}, shares null when unset.
+  nlohmann::json ToJson() const;
+};
+
 // What summary.json computes from the results: counts by state, per operator
 // and per suite, the gate, load-time statistics and, where the writer knows
 // the plan, how many cases were planned and did not run.
@@ -38,6 +64,9 @@ struct Summary {
   std::vector<double> load_ms_cold;
   std::vector<double> load_ms_warm_median;      // one per case that had warm repeats
   std::vector<VariantLoadSample> variant_load;  // one per case with a stripped twin measured
+  PlacementTotals placement;                                  // every case
+  std::map<std::string, PlacementTotals> placement_by_suite;  // suite -> its cases
+  std::map<std::string, PlacementTotals> placement_by_model;  // case of kModelSuite -> itself
   int total = 0;
   int gate_failures = 0;          // results the gate counts
   std::optional<int> planned;     // "planned": written when set
@@ -49,8 +78,8 @@ struct Summary {
   // whether the expectations foresaw a case beside its line, not in it).
   void Add(const CaseResult& result, bool counts_for_gate);
   // The computed fields: "total", "by_state", "by_operator", "by_suite",
-  // "load_ms", "gate_failures", and "variant_load_ms", "planned" and
-  // "not_run" where they apply.
+  // "load_ms", "gate_failures", and "variant_load_ms", "placement" (with
+  // "by_suite" and "by_model"), "planned" and "not_run" where they apply.
   nlohmann::json ToJson() const;
 };
 

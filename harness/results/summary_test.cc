@@ -37,6 +37,65 @@ CaseResult Plain(const std::string& op, CaseState state, double cold) {
   return r;
 }
 
+// A case of `suite` on device "cpu" with its placement and FLOPs.
+CaseResult Placed(const std::string& suite, const std::string& name, int on_cpu, int on_reference, double cpu_flops,
+                  double reference_flops, int64_t unknown) {
+  CaseResult r;
+  r.name = name;
+  r.suite = suite;
+  r.op = "MatMul";
+  r.device = "cpu";
+  r.state = CaseState::kPass;
+  if (on_cpu) r.placement["cpu"] = on_cpu;
+  if (on_reference) r.placement["reference"] = on_reference;
+  if (cpu_flops) r.placement_flops["cpu"] = cpu_flops;
+  if (reference_flops) r.placement_flops["reference"] = reference_flops;
+  r.placement_flops_unknown = unknown;
+  return r;
+}
+
+TEST(SummaryPlacement, SharesOnTheDeviceOverallPerSuiteAndPerModel) {
+  Summary s;
+  s.Add(Placed("onnx_node", "test_matmul_2d", 1, 0, 24, 0, 0));
+  s.Add(Placed("onnx_node", "test_sigmoid", 0, 1, 0, 60, 0));
+  s.Add(Placed(kModelSuite, "llama", 15, 45, 900, 100, 2));
+  CaseResult none = Plain("Add", CaseState::kUnsupported, 1);  // no session: no placement, not counted
+  s.Add(none);
+  const json p = s.ToJson()["placement"];
+  EXPECT_EQ(p["cases"], 3);
+  EXPECT_EQ(p["nodes"]["cpu"], 16);
+  EXPECT_EQ(p["nodes"]["reference"], 46);
+  EXPECT_EQ(p["flops_unknown_nodes"], 2);
+  EXPECT_DOUBLE_EQ(p["flops"]["cpu"].get<double>(), 924);
+  EXPECT_DOUBLE_EQ(p["on_device"]["nodes"].get<double>(), 16.0 / 62);
+  EXPECT_DOUBLE_EQ(p["on_device"]["flops"].get<double>(), 924.0 / 1084);
+  EXPECT_DOUBLE_EQ(p["by_suite"]["onnx_node"]["on_device"]["nodes"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(p["by_suite"]["onnx_node"]["on_device"]["flops"].get<double>(), 24.0 / 84);
+  // Only the model suite's cases are listed one by one.
+  ASSERT_EQ(p["by_model"].size(), 1u);
+  EXPECT_DOUBLE_EQ(p["by_model"]["llama"]["on_device"]["flops"].get<double>(), 0.9);
+  EXPECT_EQ(p["by_model"]["llama"]["flops_unknown_nodes"], 2);
+}
+
+TEST(SummaryPlacement, NoKnownFlopsIsNoShareAndNoPlacementIsNoField) {
+  Summary s;
+  s.Add(Placed("s", "all_unknown", 2, 1, 0, 0, 3));
+  const json p = s.ToJson()["placement"];
+  EXPECT_TRUE(p["on_device"]["flops"].is_null());
+  EXPECT_DOUBLE_EQ(p["on_device"]["nodes"].get<double>(), 2.0 / 3);
+  // A line from before FLOPs were counted: every node of it is unknown.
+  CaseResult old = Placed("s", "old_line", 4, 0, 0, 0, 0);
+  old.placement_flops_unknown.reset();
+  Summary with_old;
+  with_old.Add(old);
+  EXPECT_EQ(with_old.ToJson()["placement"]["flops_unknown_nodes"], 4);
+  Summary empty;
+  empty.Add(Plain("Add", CaseState::kPass, 1));
+  EXPECT_FALSE(empty.ToJson().contains("placement"));
+  // A refreshed summary drops the placement of earlier results.
+  EXPECT_FALSE(SummaryJson(empty, {{"placement", {{"cases", 9}}}}).contains("placement"));
+}
+
 TEST(SummaryTest, SummaryComparesVariantModelsWithTheirStrippedTwins) {
   Summary plain;
   CaseResult other = VariantResult(5, 5, 5, 5);

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "harness/case_outcome.h"
+#include "harness/run/placement_flops.h"
 #include "harness/run/variant_check.h"
 #include "harness/shape_facts.h"
 #include "reference/eval/evaluator.h"
@@ -565,11 +566,24 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
   }
   for (const auto& v : session.variants()) r.variants.push_back({{"entry", v.entry()}, {"chosen", v.chosen()}});
   std::string fell_back;
+  std::vector<std::pair<std::string, std::string>> placed;
   for (const auto& p : session.placement()) {
+    placed.emplace_back(p.node(), p.device());
     r.placement[p.device()] = r.placement.value(p.device(), 0) + 1;
     if (!allow_fallback && p.device() != settings.device) {
       fell_back += (fell_back.empty() ? "" : ", ") + p.node() + " on " + p.device();
     }
+  }
+
+  if (!placed.empty()) {
+    // At the first data set's (the first step's) actual input dims.
+    KnownDims dims;
+    KnownInts ints;
+    for (const auto& v : inputs.front()) if (v.has_tensor()) NoteKnownTensor(v.name(), v.tensor(), dims, ints);
+    const PlacementFlops flops = CountPlacementFlops(proto.graph(), placed, dims);
+    r.placement_flops = nlohmann::json::object();
+    for (const auto& [device, count] : flops.by_device) r.placement_flops[device] = count;
+    r.placement_flops_unknown = flops.unknown;
   }
 
   auto release = [&] {

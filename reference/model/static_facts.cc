@@ -52,6 +52,14 @@ const std::set<std::string_view> kNoArithmetic = {
     "Gather", "GatherElements", "GatherND", "Tile", "Pad", "Shape", "Size", "Cast", "CastLike", "Constant",
     "ConstantOfShape", "DepthToSpace", "SpaceToDepth", "ScatterND", "ScatterElements", "TensorScatter"};
 
+// Counted one operation per output element besides kSameShapeAsFirst and
+// kBroadcasting (whose shape rules differ).
+const std::set<std::string_view> kPerOutputElement = {"Resize", "Upsample", "Range"};
+
+bool StandardOrKnownDomain(std::string_view domain) {
+  return domain.empty() || domain == "ai.onnx" || domain == "com.microsoft" || domain == "org.onnxparity.contrib";
+}
+
 int64_t AttrInt(const onnx::NodeProto& node, std::string_view name, int64_t fallback) {
   for (const auto& a : node.attribute()) {
     if (a.name() == name) return a.i();
@@ -189,19 +197,13 @@ class Inference {
     const std::string_view op = node.op_type();
     const std::string& out = node.output(0);
     ValueFacts& facts = values_[out];
-    if (node.domain() == "" || node.domain() == "ai.onnx" || node.domain() == "com.microsoft" ||
-        node.domain() == "org.onnxparity.contrib") {
+    if (StandardOrKnownDomain(node.domain())) {
       if (!facts.type) facts.type = OutputType(node);
       if (!facts.dims) facts.dims = OutputDims(node);
     }
     if (op == "Constant") ConstantFacts(node, facts);
-    if (op == "Shape" && !facts.ints) {
-      const Dims* in = Dims_(0, node);
-      if (in && std::none_of(in->begin(), in->end(), [](int64_t d) { return d == kUnknownDim; }) &&
-          node.attribute_size() == 0) {
-        facts.ints = *in;
-      }
-    }
+    if (op == "Split") SplitFacts(node);
+    if (!facts.ints && StandardOrKnownDomain(node.domain())) facts.ints = OutputInts(node, facts);
   }
 
  private:
@@ -222,6 +224,15 @@ class Inference {
   std::optional<DataType> OutputType(const onnx::NodeProto& node) const {
     const std::string_view op = node.op_type();
     if (kBoolResult.count(op)) return DataType::kBool;
+    if (op == "Range") return TypeOf(0, node);
+    if (op == "ConstantOfShape") {
+      for (const auto& a : node.attribute()) {
+        if (a.name() == "value" && a.has_t() && IsKnownDataType(a.t().data_type())) {
+          return static_cast<DataType>(a.t().data_type());
+        }
+      }
+      return DataType::kFloat;
+    }
     if (op == "Shape" || op == "Size" || op == "ArgMax" || op == "ArgMin" || op == "NonZero") return DataType::kInt64;
     if (op == "Cast") {
       const int64_t to = AttrInt(node, "to", 0);
@@ -323,7 +334,337 @@ class Inference {
     }
     if (op.rfind("Reduce", 0) == 0 || op == "ArgMax" || op == "ArgMin") return ReducedDims(node, x);
     if (op == "Reshape") return ReshapedDims(node, x);
+    if (op == "Shape") {
+      if (!x) return std::nullopt;
+      const auto [start, end] = ShapeRange(node, x->size());
+      return Dims{end - start};
+    }
+    if (op == "Size") return Dims{};
+    if (op == "ConstantOfShape") {
+      const ValueFacts* shape = In(0, node);
+      return shape && shape->ints ? shape->ints : std::nullopt;
+    }
+    if (op == "Range") {
+      const std::optional<int64_t> count = RangeCount(node);
+      return count ? std::optional<Dims>(Dims{*count}) : std::nullopt;
+    }
+    if (op == "Gather") return GatheredDims(node, x);
+    if (op == "GatherND") return GatheredNdDims(node, x);
+    if (op == "Slice") return SlicedDims(node, x);
+    if (op == "Squeeze") return SqueezedDims(node, x);
+    if (op == "Unsqueeze") return UnsqueezedDims(node, x);
+    if (op == "Flatten") return FlattenedDims(node, x);
+    if (op == "Expand") {
+      const ValueFacts* shape = In(1, node);
+      if (!x || !shape || !shape->ints) return std::nullopt;
+      return Broadcast({x, &*shape->ints});
+    }
+    if (op == "Attention" && (node.domain().empty() || node.domain() == "ai.onnx")) return AttentionDims(node, x);
     return std::nullopt;
+  }
+
+  // Shape's [start, end) of a rank-`rank` input (opset 15's attributes, clamped).
+  static std::pair<int64_t, int64_t> ShapeRange(const onnx::NodeProto& node, size_t rank) {
+    const auto r = static_cast<int64_t>(rank);
+    auto clamp = [r](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + r : v, 0, r); };
+    const int64_t start = clamp(AttrInt(node, "start", 0));
+    return {start, std::max(start, clamp(AttrInt(node, "end", r)))};
+  }
+
+  // The scalar contents of input `i`, when known.
+  std::optional<int64_t> ScalarInt(const onnx::NodeProto& node, int i) const {
+    const ValueFacts* f = In(i, node);
+    if (!f || !f->ints || f->ints->size() != 1) return std::nullopt;
+    return f->ints->front();
+  }
+
+  // Range's element count from integer start, limit and delta.
+  std::optional<int64_t> RangeCount(const onnx::NodeProto& node) const {
+    const std::optional<int64_t> start = ScalarInt(node, 0), limit = ScalarInt(node, 1), delta = ScalarInt(node, 2);
+    if (!start || !limit || !delta || *delta == 0) return std::nullopt;
+    const int64_t span = *limit - *start;
+    const int64_t count = span / *delta + ((span % *delta != 0) && ((span < 0) == (*delta < 0)) ? 1 : 0);
+    return std::max<int64_t>(0, count);
+  }
+
+  // The contents of a small integer value computed from known contents: the
+  // shape arithmetic of exported and expanded graphs (Shape, Gather, Slice,
+  // Concat, Unsqueeze, Cast, Add, ...), so that a Reshape or Expand fed by it
+  // has known dims. Only int64 and int32 values, at most kMaxInts elements.
+  std::optional<Dims> OutputInts(const onnx::NodeProto& node, const ValueFacts& out) const {
+    constexpr size_t kMaxInts = 64;
+    const std::string_view op = node.op_type();
+    auto ints = [&](int i) -> const Dims* {
+      const ValueFacts* f = In(i, node);
+      return f && f->ints ? &*f->ints : nullptr;
+    };
+    if (op == "Shape") {
+      const Dims* x = Dims_(0, node);
+      if (!x) return std::nullopt;
+      const auto [start, end] = ShapeRange(node, x->size());
+      Dims dims(x->begin() + start, x->begin() + end);
+      if (std::any_of(dims.begin(), dims.end(), [](int64_t d) { return d == kUnknownDim; })) return std::nullopt;
+      return dims;
+    }
+    if (op == "Size") {
+      const ValueFacts* x = In(0, node);
+      return x && x->static_shape() ? std::optional<Dims>(Dims{x->element_count()}) : std::nullopt;
+    }
+    if (!out.type || (*out.type != DataType::kInt64 && *out.type != DataType::kInt32)) return std::nullopt;
+    if (op == "Identity" || op == "Cast" || op == "CastLike" || op == "Reshape" || op == "Squeeze" ||
+        op == "Unsqueeze" || op == "Flatten") {
+      const Dims* x = ints(0);
+      return x ? std::optional<Dims>(*x) : std::nullopt;
+    }
+    if (op == "Gather") {
+      const Dims* data = ints(0);
+      const Dims* indices = ints(1);
+      const Dims* data_dims = Dims_(0, node);
+      if (!data || !indices || !data_dims || data_dims->size() != 1) return std::nullopt;
+      Dims gathered;
+      for (int64_t i : *indices) {
+        const int64_t at = i < 0 ? i + static_cast<int64_t>(data->size()) : i;
+        if (at < 0 || at >= static_cast<int64_t>(data->size())) return std::nullopt;
+        gathered.push_back((*data)[static_cast<size_t>(at)]);
+      }
+      return gathered;
+    }
+    if (op == "Concat") {
+      Dims joined;
+      for (int i = 0; i < node.input_size(); ++i) {
+        const Dims* part = ints(i);
+        const Dims* part_dims = Dims_(i, node);
+        if (!part || !part_dims || part_dims->size() != 1) return std::nullopt;
+        joined.insert(joined.end(), part->begin(), part->end());
+      }
+      return joined.size() <= kMaxInts ? std::optional<Dims>(joined) : std::nullopt;
+    }
+    if (op == "Slice") {
+      const Dims* data = ints(0);
+      const Dims* data_dims = Dims_(0, node);
+      const std::optional<Dims> sliced_dims = SlicedDims(node, data_dims);
+      const std::optional<Dims> starts = IntsOf(node, "starts", 1);
+      if (!data || !data_dims || data_dims->size() != 1 || !sliced_dims || !starts || starts->size() != 1) {
+        return std::nullopt;
+      }
+      int64_t step = 1;
+      if (node.input_size() > 4 && !node.input(4).empty()) {
+        const std::optional<int64_t> s = ScalarInt(node, 4);
+        if (!s) return std::nullopt;
+        step = *s;
+      }
+      const auto n = static_cast<int64_t>(data->size());
+      int64_t at = starts->front() < 0 ? starts->front() + n : starts->front();
+      at = step > 0 ? std::clamp<int64_t>(at, 0, n) : std::clamp<int64_t>(at, 0, n - 1);
+      Dims sliced;
+      for (int64_t k = 0; k < sliced_dims->front(); ++k, at += step) sliced.push_back((*data)[static_cast<size_t>(at)]);
+      return sliced;
+    }
+    if (op == "Range") {
+      const std::optional<int64_t> count = RangeCount(node);
+      const std::optional<int64_t> start = ScalarInt(node, 0), delta = ScalarInt(node, 2);
+      if (!count || *count > static_cast<int64_t>(kMaxInts)) return std::nullopt;
+      Dims values;
+      for (int64_t k = 0; k < *count; ++k) values.push_back(*start + k * *delta);
+      return values;
+    }
+    if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Max" || op == "Min") {
+      const Dims* a = ints(0);
+      const Dims* b = ints(1);
+      if (!a || !b || a->empty() || b->empty() || (a->size() != b->size() && a->size() != 1 && b->size() != 1)) {
+        return std::nullopt;
+      }
+      Dims result;
+      for (size_t i = 0; i < std::max(a->size(), b->size()); ++i) {
+        const int64_t x = (*a)[a->size() == 1 ? 0 : i];
+        const int64_t y = (*b)[b->size() == 1 ? 0 : i];
+        if (op == "Add") result.push_back(x + y);
+        else if (op == "Sub") result.push_back(x - y);
+        else if (op == "Mul") result.push_back(x * y);
+        else if (op == "Max") result.push_back(std::max(x, y));
+        else if (op == "Min") result.push_back(std::min(x, y));
+        // Integer division only where it is exact: no rounding rule to choose.
+        else if (y != 0 && x % y == 0) result.push_back(x / y);
+        else return std::nullopt;
+      }
+      return result;
+    }
+    return std::nullopt;
+  }
+
+  // An int list given by attribute `name` (older opsets) or by the constant
+  // input `input` (newer ones); nullopt when neither is known.
+  std::optional<Dims> IntsOf(const onnx::NodeProto& node, std::string_view name, int input) const {
+    if (std::optional<Dims> attr = AttrInts(node, name)) return attr;
+    const ValueFacts* f = In(input, node);
+    return f && f->ints ? f->ints : std::nullopt;
+  }
+
+  std::optional<Dims> GatheredDims(const onnx::NodeProto& node, const Dims* x) const {
+    const Dims* indices = Dims_(1, node);
+    if (!x || !indices) return std::nullopt;
+    const int64_t axis = NormalizeAxis(AttrInt(node, "axis", 0), x->size());
+    if (axis < 0 || axis >= static_cast<int64_t>(x->size())) return std::nullopt;
+    Dims out(x->begin(), x->begin() + axis);
+    out.insert(out.end(), indices->begin(), indices->end());
+    out.insert(out.end(), x->begin() + axis + 1, x->end());
+    return out;
+  }
+
+  // indices[:-1] + data[batch_dims + indices[-1]:] (the batch dims are the leading dims of indices).
+  std::optional<Dims> GatheredNdDims(const onnx::NodeProto& node, const Dims* x) const {
+    const Dims* indices = Dims_(1, node);
+    if (!x || !indices || indices->empty() || indices->back() == kUnknownDim) return std::nullopt;
+    const int64_t batch = AttrInt(node, "batch_dims", 0);
+    const int64_t depth = indices->back();
+    if (batch < 0 || batch + depth > static_cast<int64_t>(x->size())) return std::nullopt;
+    Dims out(indices->begin(), indices->end() - 1);
+    out.insert(out.end(), x->begin() + batch + depth, x->end());
+    return out;
+  }
+
+  // starts, ends, axes and steps as constants (inputs 1-4, or the attributes
+  // of opset 1); each sliced dim by ONNX's clamping rules.
+  std::optional<Dims> SlicedDims(const onnx::NodeProto& node, const Dims* x) const {
+    if (!x) return std::nullopt;
+    const std::optional<Dims> starts = IntsOf(node, "starts", 1);
+    const std::optional<Dims> ends = IntsOf(node, "ends", 2);
+    if (!starts || !ends || starts->size() != ends->size()) return std::nullopt;
+    const bool has_axes = AttrInts(node, "axes") || (node.input_size() > 3 && !node.input(3).empty());
+    std::optional<Dims> axes = has_axes ? IntsOf(node, "axes", 3) : std::nullopt;
+    if (has_axes && !axes) return std::nullopt;
+    if (!axes) {
+      axes = Dims{};
+      for (size_t i = 0; i < starts->size(); ++i) axes->push_back(static_cast<int64_t>(i));
+    }
+    std::optional<Dims> steps = Dims(starts->size(), 1);
+    if (node.input_size() > 4 && !node.input(4).empty()) {
+      const ValueFacts* f = In(4, node);
+      steps = f ? f->ints : std::nullopt;
+    }
+    if (!steps || axes->size() != starts->size() || steps->size() != starts->size()) return std::nullopt;
+    Dims out = *x;
+    for (size_t i = 0; i < starts->size(); ++i) {
+      const int64_t axis = NormalizeAxis((*axes)[i], x->size());
+      if (axis < 0 || axis >= static_cast<int64_t>(x->size()) || (*steps)[i] == 0) return std::nullopt;
+      const int64_t dim = (*x)[static_cast<size_t>(axis)];
+      if (dim == kUnknownDim) continue;
+      out[static_cast<size_t>(axis)] = SliceLength((*starts)[i], (*ends)[i], (*steps)[i], dim);
+    }
+    return out;
+  }
+
+  static int64_t SliceLength(int64_t start, int64_t end, int64_t step, int64_t dim) {
+    if (start < 0) start += dim;
+    if (end < 0) end += dim;
+    if (step > 0) {
+      start = std::clamp<int64_t>(start, 0, dim);
+      end = std::clamp<int64_t>(end, 0, dim);
+      return end > start ? (end - start + step - 1) / step : 0;
+    }
+    start = std::clamp<int64_t>(start, 0, dim - 1);
+    end = std::clamp<int64_t>(end, -1, dim - 1);
+    return start > end ? (start - end - step - 1) / -step : 0;
+  }
+
+  std::optional<Dims> SqueezedDims(const onnx::NodeProto& node, const Dims* x) const {
+    if (!x) return std::nullopt;
+    const bool has_axes = AttrInts(node, "axes") || (node.input_size() > 1 && !node.input(1).empty());
+    const std::optional<Dims> axes = has_axes ? IntsOf(node, "axes", 1) : std::nullopt;
+    if (has_axes && !axes) return std::nullopt;
+    std::set<int64_t> squeezed;
+    if (axes) {
+      for (int64_t a : *axes) squeezed.insert(NormalizeAxis(a, x->size()));
+    } else {
+      // Without axes every dim of 1 goes: each dim must be known.
+      for (size_t i = 0; i < x->size(); ++i) {
+        if ((*x)[i] == kUnknownDim) return std::nullopt;
+        if ((*x)[i] == 1) squeezed.insert(static_cast<int64_t>(i));
+      }
+    }
+    Dims out;
+    for (size_t i = 0; i < x->size(); ++i) {
+      if (!squeezed.count(static_cast<int64_t>(i))) out.push_back((*x)[i]);
+    }
+    return out;
+  }
+
+  std::optional<Dims> UnsqueezedDims(const onnx::NodeProto& node, const Dims* x) const {
+    const std::optional<Dims> axes = IntsOf(node, "axes", 1);
+    if (!x || !axes) return std::nullopt;
+    const size_t rank = x->size() + axes->size();
+    std::set<int64_t> inserted;
+    for (int64_t a : *axes) inserted.insert(NormalizeAxis(a, rank));
+    if (inserted.size() != axes->size()) return std::nullopt;
+    Dims out;
+    size_t next = 0;
+    for (size_t i = 0; i < rank; ++i) {
+      if (inserted.count(static_cast<int64_t>(i))) {
+        out.push_back(1);
+      } else if (next < x->size()) {
+        out.push_back((*x)[next++]);
+      } else {
+        return std::nullopt;
+      }
+    }
+    return out;
+  }
+
+  std::optional<Dims> FlattenedDims(const onnx::NodeProto& node, const Dims* x) const {
+    if (!x) return std::nullopt;
+    const int64_t axis = NormalizeAxis(AttrInt(node, "axis", 1), x->size());
+    if (axis < 0 || axis > static_cast<int64_t>(x->size())) return std::nullopt;
+    auto product = [&](size_t begin, size_t end) {
+      int64_t p = 1;
+      for (size_t i = begin; i < end; ++i) {
+        if ((*x)[i] == kUnknownDim) return kUnknownDim;
+        p *= (*x)[i];
+      }
+      return p;
+    };
+    return Dims{product(0, static_cast<size_t>(axis)), product(static_cast<size_t>(axis), x->size())};
+  }
+
+  // Attention 23/24's Y: Q's layout with V's head size, (B, Hq, S, Dv) for
+  // 4-D inputs and (B, S, q_num_heads * Dv) for 3-D ones.
+  std::optional<Dims> AttentionDims(const onnx::NodeProto& node, const Dims* q) const {
+    const Dims* v = Dims_(2, node);
+    if (!q || !v || q->size() != v->size()) return std::nullopt;
+    if (q->size() == 4) return Dims{(*q)[0], (*q)[1], (*q)[2], (*v)[3]};
+    if (q->size() != 3) return std::nullopt;
+    const int64_t q_heads = AttrInt(node, "q_num_heads", 0);
+    const int64_t kv_heads = AttrInt(node, "kv_num_heads", 0);
+    if (q_heads <= 0 || kv_heads <= 0) return std::nullopt;
+    const int64_t hidden = (*v)[2] == kUnknownDim || (*v)[2] % kv_heads != 0 ? kUnknownDim
+                                                                              : q_heads * ((*v)[2] / kv_heads);
+    return Dims{(*q)[0], (*q)[1], hidden};
+  }
+
+  // Every output of a Split: its type, and its dims from `split` (attribute
+  // or constant input 1), else `num_outputs` or the output count, as ONNX
+  // divides the axis (the last part smaller when it does not divide evenly).
+  void SplitFacts(const onnx::NodeProto& node) {
+    const Dims* x = Dims_(0, node);
+    const std::optional<DataType> type = TypeOf(0, node);
+    const int parts = node.output_size();
+    std::optional<Dims> sizes = IntsOf(node, "split", 1);
+    const int64_t axis = x ? NormalizeAxis(AttrInt(node, "axis", 0), x->size()) : -1;
+    const bool axis_ok = x && axis >= 0 && axis < static_cast<int64_t>(x->size());
+    if (!sizes && axis_ok && (*x)[static_cast<size_t>(axis)] != kUnknownDim) {
+      const int64_t dim = (*x)[static_cast<size_t>(axis)];
+      const int64_t chunk = (dim + parts - 1) / parts;
+      sizes = Dims{};
+      for (int i = 0; i < parts; ++i) sizes->push_back(std::max<int64_t>(0, std::min(chunk, dim - i * chunk)));
+    }
+    for (int i = 0; i < parts; ++i) {
+      if (node.output(i).empty()) continue;
+      ValueFacts& facts = values_[node.output(i)];
+      if (!facts.type) facts.type = type;
+      if (facts.dims || !axis_ok || !sizes || sizes->size() != static_cast<size_t>(parts)) continue;
+      Dims dims = *x;
+      dims[static_cast<size_t>(axis)] = (*sizes)[static_cast<size_t>(i)];
+      facts.dims = std::move(dims);
+    }
   }
 
   std::optional<Dims> ReducedDims(const onnx::NodeProto& node, const Dims* x) const {
@@ -465,6 +806,13 @@ const std::vector<int64_t>* StaticFacts::StaticDims(std::string_view name) const
 
 std::optional<double> NodeFlops(const onnx::NodeProto& node, const StaticFacts& facts) {
   const std::string_view op = node.op_type();
+  // Only operators whose rules are written here are counted: a node of
+  // another domain (a model-local function, a vendor op) or one that runs
+  // a subgraph (If, Loop, Scan) does work no rule sees.
+  if (!StandardOrKnownDomain(node.domain())) return std::nullopt;
+  for (const auto& a : node.attribute()) {
+    if (a.has_g() || a.graphs_size() > 0) return std::nullopt;
+  }
   if (kNoArithmetic.count(op)) return 0.0;
   if (node.output_size() == 0) return 0.0;
   const Dims* out = facts.StaticDims(node.output(0));
@@ -509,7 +857,7 @@ std::optional<double> NodeFlops(const onnx::NodeProto& node, const StaticFacts& 
   }
   // Everything else: one operation per output element, or per input element
   // for a reduction.
-  if (op.rfind("Reduce", 0) == 0 || op.rfind("Global", 0) == 0) {
+  if (op.rfind("Reduce", 0) == 0 || op.rfind("Global", 0) == 0 || op == "ArgMax" || op == "ArgMin") {
     const Dims* x = input(0);
     return x ? std::optional<double>(Product(*x)) : std::nullopt;
   }
@@ -518,7 +866,11 @@ std::optional<double> NodeFlops(const onnx::NodeProto& node, const StaticFacts& 
     if (!out || !kernel) return std::nullopt;
     return Product(*out) * Product(*kernel);
   }
-  if (!out) return std::nullopt;
+  // Element-wise operators (and those near enough to count as such: the
+  // normalizations, Softmax, Resize); any other has no rule and no count.
+  if (!out || !(kSameShapeAsFirst.count(op) || kBroadcasting.count(op) || kPerOutputElement.count(op))) {
+    return std::nullopt;
+  }
   return Product(*out);
 }
 

@@ -56,9 +56,12 @@ class StaticFacts {
 };
 
 // The floating-point operations of one node at the facts' shapes, a
-// multiply-add counted as two; nullopt when a dim it needs is unknown.
-// Element-wise and data-movement operators count one per output element
-// (zero for pure data movement: Reshape, Transpose, Concat, ...).
+// multiply-add counted as two; nullopt when a dim it needs is unknown or no
+// rule counts the operator (another domain, a node with a subgraph, an
+// operator such as Einsum or LSTM). Element-wise operators, normalizations
+// and Softmax count one per output element, reductions and pools one per
+// input element or window tap, data movement zero (Reshape, Transpose,
+// Concat, ...).
 std::optional<double> NodeFlops(const onnx::NodeProto& node, const StaticFacts& facts);
 
 }  // namespace parity
