@@ -1,9 +1,360 @@
-// The oneDNN lowering of Concat, Transpose as a reorder, and the shape-only operators as views.
+// Concat on oneDNN's concat primitive, Transpose as a oneDNN reorder, and
+// the shape-only operators (Reshape, Flatten, Squeeze, Unsqueeze, Identity)
+// as views.
+//
+// Why the views are placed on "cpu": oneDNN's CPU engine works on the host
+// buffers the reference's tensors own (onednn_context.h wraps them without a
+// copy), so a value between two lowered nodes is already where both read
+// it, and a new shape over the same bytes is all a reshape is on this
+// device. oneDNN has nothing to compute for them and is not called: the
+// view is the input's buffer under another shape (Tensor::Reshaped), made
+// here from the ONNX shape rules. Claiming them keeps a chain of lowered
+// nodes one device region instead of breaking it at every reshape, and a
+// run that forbids fallback is not failed by nodes that move no data. The
+// report still tells them apart: they make no kernel (kernels_compiled).
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
 #include "adapters/onednn/lowerings.h"
 #include "adapters/onednn/primitive_node.h"
 
 namespace parity::adapters::onednn {
+namespace {
 
-void AddLayoutLowerings(Lowering& lowering) { (void)lowering; }
+// --- Concat ---------------------------------------------------------------
+
+struct ConcatPlan {
+  dnnl::concat primitive;                 // empty when every input is empty
+  std::vector<int> sources;               // the inputs concatenated (those with elements)
+  std::vector<dnnl::memory::desc> descs;  // one per source
+  dnnl::memory::desc dst;
+  std::vector<int64_t> out_dims;
+};
+
+class ConcatNode final : public ShapedNode<ConcatPlan> {
+ public:
+  ConcatNode(DataType type, int64_t axis) : type_(type), axis_(axis) {}
+
+ protected:
+  StatusOr<ConcatPlan> MakePlan(const InputShapes& shapes) override {
+    const std::vector<int64_t>& first = shapes[0];
+    const int64_t rank = static_cast<int64_t>(first.size());
+    if (rank == 0) return InvalidArgument("Concat of a scalar");
+    if (axis_ < -rank || axis_ >= rank) return InvalidArgument("axis ", axis_, " is out of range for rank ", rank);
+    const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
+    ConcatPlan plan;
+    plan.out_dims = first;
+    plan.out_dims[static_cast<size_t>(axis)] = 0;
+    const dnnl_dt dt = *DnnlType(type_);
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      const std::vector<int64_t>& s = shapes[i];
+      if (static_cast<int64_t>(s.size()) != rank) {
+        return InvalidArgument("input ", i, " has rank ", s.size(), ", input 0 has rank ", rank);
+      }
+      for (int64_t d = 0; d < rank; ++d) {
+        if (d != axis && s[static_cast<size_t>(d)] != first[static_cast<size_t>(d)]) {
+          return InvalidArgument("input ", i, " has dim ", d, " = ", s[static_cast<size_t>(d)], ", input 0 has ",
+                                 first[static_cast<size_t>(d)]);
+        }
+      }
+      plan.out_dims[static_cast<size_t>(axis)] += s[static_cast<size_t>(axis)];
+      // oneDNN takes no empty source: an input without elements adds nothing.
+      if (std::find(s.begin(), s.end(), 0) != s.end()) continue;
+      plan.sources.push_back(static_cast<int>(i));
+      plan.descs.push_back(PlainDesc(s, dt));
+    }
+    if (std::find(plan.out_dims.begin(), plan.out_dims.end(), 0) != plan.out_dims.end()) return plan;
+    plan.dst = PlainDesc(plan.out_dims, dt);
+    plan.primitive =
+        dnnl::concat(dnnl::concat::primitive_desc(Engine(), plan.dst, static_cast<int>(axis), plan.descs));
+    return plan;
+  }
+
+  StatusOr<std::vector<Value>> Execute(const ConcatPlan& plan, const KernelContext& ctx) override {
+    PARITY_ASSIGN_OR_RETURN(Tensor out, NewTensor(type_, plan.out_dims));
+    if (!plan.sources.empty() && out.size() > 0) {
+      std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_DST, Wrap(out, plan.dst)}};
+      for (size_t k = 0; k < plan.sources.size(); ++k) {
+        args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(k)] =
+            Wrap(ctx.tensor(static_cast<size_t>(plan.sources[k])), plan.descs[k]);
+      }
+      plan.primitive.execute(Stream(), args);
+      Stream().wait();
+    }
+    return std::vector<Value>{Value::FromTensor(std::move(out))};
+  }
+
+ private:
+  DataType type_;
+  int64_t axis_;
+};
+
+// The types a data-movement primitive (concat, reorder) copies exactly:
+// every type oneDNN names, whatever this CPU computes.
+Status RequireMovableType(const NodeView& view, int input) {
+  const std::optional<DataType> type = view.input_type(input);
+  if (!type) return NotLowered("the type of input ", input, " is not known before the run");
+  if (!DnnlType(*type)) return NotLowered("oneDNN has no ", DataTypeName(*type), " type");
+  return Status::Ok();
+}
+
+StatusOr<std::unique_ptr<LoweredNode>> LowerConcat(const NodeView& view) {
+  if (view.input_count() == 0) return NotLowered("Concat without inputs");
+  for (int i = 0; i < view.input_count(); ++i) {
+    if (!view.has_input(i)) return NotLowered("input ", i, " is absent");
+    PARITY_RETURN_IF_ERROR(RequireMovableType(view, i));
+    if (*view.input_type(i) != *view.input_type(0)) return NotLowered("inputs of mixed types");
+    // oneDNN's memory descriptors hold at most DNNL_MAX_NDIMS dims.
+    if (view.input_rank(i) > DNNL_MAX_NDIMS) return NotLowered("rank ", view.input_rank(i), " over oneDNN's ", DNNL_MAX_NDIMS);
+  }
+  if (!view.attribute("axis")) return NotLowered("no axis attribute");
+  return Prepared(std::make_unique<ConcatNode>(*view.input_type(0), view.GetInt("axis", 0)), view);
+}
+
+// --- Transpose ------------------------------------------------------------
+
+struct TransposePlan {
+  dnnl::reorder primitive;
+  dnnl::memory::desc src;  // the input read through permuted strides, in the output's dim order
+  dnnl::memory::desc dst;
+  std::vector<int64_t> out_dims;
+};
+
+// out[i0, ..., ik] = in[j] with j[perm[d]] = i_d: the input seen with dims
+// permuted (stride of output dim d = input stride of dim perm[d]) and
+// reordered into a plain tensor.
+class TransposeNode final : public ShapedNode<TransposePlan> {
+ public:
+  TransposeNode(DataType type, std::optional<std::vector<int64_t>> perm) : type_(type), perm_(std::move(perm)) {}
+
+ protected:
+  StatusOr<TransposePlan> MakePlan(const InputShapes& shapes) override {
+    const std::vector<int64_t>& in = shapes[0];
+    const size_t rank = in.size();
+    std::vector<int64_t> perm(rank);
+    if (perm_) {
+      perm = *perm_;
+      if (perm.size() != rank) return InvalidArgument("perm has ", perm.size(), " entries for rank ", rank);
+      std::vector<bool> seen(rank, false);
+      for (int64_t p : perm) {
+        if (p < 0 || p >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(p)]) {
+          return InvalidArgument("perm is not a permutation of 0..", rank - 1);
+        }
+        seen[static_cast<size_t>(p)] = true;
+      }
+    } else {
+      for (size_t d = 0; d < rank; ++d) perm[d] = static_cast<int64_t>(rank - 1 - d);  // the default: reversed
+    }
+    TransposePlan plan;
+    std::vector<int64_t> in_strides(rank, 1);
+    for (size_t d = rank; d-- > 1;) in_strides[d - 1] = in_strides[d] * std::max<int64_t>(in[d], 1);
+    dnnl_dims dims, strides;
+    for (size_t d = 0; d < rank; ++d) {
+      plan.out_dims.push_back(in[static_cast<size_t>(perm[d])]);
+      dims.push_back(plan.out_dims.back());
+      strides.push_back(in_strides[static_cast<size_t>(perm[d])]);
+    }
+    if (rank == 0) {
+      dims = {1};
+      strides = {1};
+    }
+    const dnnl_dt dt = *DnnlType(type_);
+    plan.src = dnnl::memory::desc(dims, dt, strides);
+    plan.dst = PlainDesc(plan.out_dims, dt);
+    if (std::find(plan.out_dims.begin(), plan.out_dims.end(), 0) != plan.out_dims.end()) return plan;
+    plan.primitive = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), plan.src, Engine(), plan.dst));
+    return plan;
+  }
+
+  StatusOr<std::vector<Value>> Execute(const TransposePlan& plan, const KernelContext& ctx) override {
+    PARITY_ASSIGN_OR_RETURN(Tensor out, NewTensor(type_, plan.out_dims));
+    if (out.size() > 0) {
+      plan.primitive.execute(Stream(), {{DNNL_ARG_FROM, Wrap(ctx.tensor(0), plan.src)},
+                                        {DNNL_ARG_TO, Wrap(out, plan.dst)}});
+      Stream().wait();
+    }
+    return std::vector<Value>{Value::FromTensor(std::move(out))};
+  }
+
+ private:
+  DataType type_;
+  std::optional<std::vector<int64_t>> perm_;
+};
+
+StatusOr<std::unique_ptr<LoweredNode>> LowerTranspose(const NodeView& view) {
+  PARITY_RETURN_IF_ERROR(RequireMovableType(view, 0));
+  if (view.input_rank(0) > DNNL_MAX_NDIMS) return NotLowered("rank ", view.input_rank(0), " over oneDNN's ", DNNL_MAX_NDIMS);
+  return Prepared(std::make_unique<TransposeNode>(*view.input_type(0), view.GetInts("perm")), view);
+}
+
+// --- Views ----------------------------------------------------------------
+
+// The output shape of one shape-only operator, from its input's shape and
+// its shape-giving input or attribute; an error names what is wrong.
+using ShapeRule = std::function<StatusOr<Shape>(const KernelContext&, const Tensor&)>;
+
+// A node whose output is its input's buffer under another shape: no
+// kernel, no copy, nothing oneDNN computes (see the top of this file).
+class ViewNode final : public LoweredNode {
+ public:
+  explicit ViewNode(ShapeRule rule) : rule_(std::move(rule)) {}
+
+  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
+    if (!ctx.has_input(0) || !ctx.input(0).is_tensor()) return ctx.Error("input 0 is not a tensor");
+    const Tensor& in = ctx.tensor(0);
+    PARITY_ASSIGN_OR_RETURN(Shape shape, rule_(ctx, in));
+    return std::vector<Value>{Value::FromTensor(in.Reshaped(std::move(shape)))};
+  }
+
+ private:
+  ShapeRule rule_;
+};
+
+// A 1-D integer input (Reshape's shape, Squeeze's axes), read on the host.
+StatusOr<std::vector<int64_t>> IntegerInput(const KernelContext& ctx, size_t index, const char* what) {
+  PARITY_ASSIGN_OR_RETURN(const Tensor* t, ctx.RequireTensor(index));
+  if ((t->dtype() != DataType::kInt64 && t->dtype() != DataType::kInt32) || t->rank() > 1) {
+    return ctx.Error(what, " must be a 1-D int64 tensor, got ", t->Description());
+  }
+  return t->ToInt64s();
+}
+
+StatusOr<std::vector<int64_t>> NormalizedAxes(const KernelContext& ctx, std::vector<int64_t> axes, int64_t rank) {
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  for (int64_t& a : axes) {
+    if (a < -rank || a >= rank) return ctx.Error("axis ", a, " is out of range for rank ", rank);
+    if (a < 0) a += rank;
+    if (seen[static_cast<size_t>(a)]) return ctx.Error("axis ", a, " appears twice");
+    seen[static_cast<size_t>(a)] = true;
+  }
+  return axes;
+}
+
+StatusOr<Shape> ReshapeShape(const KernelContext& ctx, const Tensor& in) {
+  PARITY_ASSIGN_OR_RETURN(const std::vector<int64_t> requested, IntegerInput(ctx, 1, "shape"));
+  const bool allowzero = ctx.GetInt("allowzero", 0) != 0;
+  Shape shape(requested.size());
+  int64_t inferred = -1, known = 1;
+  bool has_zero = false;
+  for (size_t i = 0; i < requested.size(); ++i) {
+    int64_t d = requested[i];
+    if (d == -1) {
+      if (inferred >= 0) return ctx.Error("shape ", ShapeToString(requested), " has more than one -1");
+      inferred = static_cast<int64_t>(i);
+      continue;
+    }
+    if (d < -1) return ctx.Error("shape ", ShapeToString(requested), " has the invalid dimension ", d);
+    if (d == 0) {
+      has_zero = true;
+      if (!allowzero) {  // 0 copies the input's dim at the same position
+        if (static_cast<int64_t>(i) >= in.rank()) {
+          return ctx.Error("shape ", ShapeToString(requested), " copies dim ", i, " of a rank-", in.rank(), " input");
+        }
+        d = in.dim(static_cast<int64_t>(i));
+      }
+    }
+    if (d != 0 && known > std::numeric_limits<int64_t>::max() / d) {
+      return ctx.Error("shape ", ShapeToString(requested), " is too large");
+    }
+    shape[i] = d;
+    known *= d;
+  }
+  if (allowzero && has_zero && inferred >= 0) {
+    return ctx.Error("shape ", ShapeToString(requested), " has both 0 and -1 while allowzero is set");
+  }
+  if (inferred >= 0) {
+    if (known == 0 || in.size() % known != 0) {
+      return ctx.Error("cannot reshape ", in.Description(), " to ", ShapeToString(requested));
+    }
+    shape[static_cast<size_t>(inferred)] = in.size() / known;
+  } else if (known != in.size()) {
+    return ctx.Error("cannot reshape ", in.Description(), " to ", ShapeToString(requested));
+  }
+  return shape;
+}
+
+StatusOr<Shape> FlattenShape(const KernelContext& ctx, const Tensor& in) {
+  const int64_t rank = in.rank();
+  int64_t axis = ctx.GetInt("axis", 1);
+  if (axis < -rank || axis > rank) return ctx.Error("axis ", axis, " is out of range for rank ", rank);
+  if (axis < 0) axis += rank;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < rank; ++d) (d < axis ? outer : inner) *= in.dim(d);
+  return Shape{outer, inner};
+}
+
+// Squeeze and Unsqueeze read `axes` from an attribute before opset 13 and
+// from input 1 after; `present` says whether any was given.
+StatusOr<std::vector<int64_t>> SqueezeAxes(const KernelContext& ctx, bool* present) {
+  if (ctx.opset() < 13) {
+    *present = ctx.has_attribute("axes");
+    return ctx.GetInts("axes");
+  }
+  *present = ctx.has_input(1);
+  if (!*present) return std::vector<int64_t>{};
+  return IntegerInput(ctx, 1, "axes");
+}
+
+StatusOr<Shape> SqueezeShape(const KernelContext& ctx, const Tensor& in) {
+  bool present = false;
+  PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> axes, SqueezeAxes(ctx, &present));
+  PARITY_ASSIGN_OR_RETURN(axes, NormalizedAxes(ctx, std::move(axes), in.rank()));
+  std::vector<bool> drop(static_cast<size_t>(in.rank()), false);
+  if (!present) {  // no axes: every dim of 1 goes
+    for (int64_t d = 0; d < in.rank(); ++d) drop[static_cast<size_t>(d)] = in.dim(d) == 1;
+  }
+  for (int64_t a : axes) {
+    if (in.dim(a) != 1) return ctx.Error("cannot squeeze axis ", a, " of size ", in.dim(a));
+    drop[static_cast<size_t>(a)] = true;
+  }
+  Shape shape;
+  for (int64_t d = 0; d < in.rank(); ++d) {
+    if (!drop[static_cast<size_t>(d)]) shape.push_back(in.dim(d));
+  }
+  return shape;
+}
+
+StatusOr<Shape> UnsqueezeShape(const KernelContext& ctx, const Tensor& in) {
+  bool present = false;
+  PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> axes, SqueezeAxes(ctx, &present));
+  if (!present) return ctx.Error("'axes' is required");
+  // The axes index the output, whose rank counts the new dims.
+  const int64_t out_rank = in.rank() + static_cast<int64_t>(axes.size());
+  PARITY_ASSIGN_OR_RETURN(axes, NormalizedAxes(ctx, std::move(axes), out_rank));
+  std::vector<bool> inserted(static_cast<size_t>(out_rank), false);
+  for (int64_t a : axes) inserted[static_cast<size_t>(a)] = true;
+  Shape shape;
+  int64_t next = 0;
+  for (int64_t d = 0; d < out_rank; ++d) shape.push_back(inserted[static_cast<size_t>(d)] ? 1 : in.dim(next++));
+  return shape;
+}
+
+StatusOr<Shape> SameShape(const KernelContext&, const Tensor& in) { return in.shape(); }
+
+// A view claims a tensor of any type but strings (the values between
+// oneDNN's nodes are numeric host buffers); sequences and optionals are
+// no tensors and stay with the reference.
+LowerFn LowerView(ShapeRule rule, int64_t since_opset) {
+  return [rule = std::move(rule), since_opset](const NodeView& view) -> StatusOr<std::unique_ptr<LoweredNode>> {
+    if (view.opset() < since_opset) return NotLowered("opset ", view.opset(), " (its shape is an attribute)");
+    const std::optional<DataType> type = view.input_type(0);
+    if (!type) return NotLowered("input 0 is not known to be a tensor before the run");
+    if (*type == DataType::kString) return NotLowered("a string tensor");
+    return std::unique_ptr<LoweredNode>(std::make_unique<ViewNode>(rule));
+  };
+}
+
+}  // namespace
+
+void AddLayoutLowerings(Lowering& lowering) {
+  lowering.Add("Concat", LowerConcat);
+  lowering.Add("Transpose", LowerTranspose);
+  lowering.Add("Reshape", LowerView(ReshapeShape, 5));  // before 5 the shape is an attribute: left to the reference
+  lowering.Add("Flatten", LowerView(FlattenShape, 1));
+  lowering.Add("Squeeze", LowerView(SqueezeShape, 1));
+  lowering.Add("Unsqueeze", LowerView(UnsqueezeShape, 1));
+  lowering.Add("Identity", LowerView(SameShape, 1));
+}
 
 }  // namespace parity::adapters::onednn

@@ -1,9 +1,187 @@
-// The oneDNN lowering of the Reduce operators on oneDNN's reduction primitive.
+// The Reduce operators on oneDNN's reduction primitive: ReduceSum,
+// ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2,
+// ReduceSumSquare, and ReduceLogSum (a sum with a log post-op), for float32
+// and the 16-bit floats this CPU computes. oneDNN accumulates in float32
+// and rounds the result once to the output type.
+//
+// Claimed only when the axes are known at session creation: the `axes`
+// attribute (before ReduceSum-13 and the others' 18), or an `axes` input
+// that is an initializer or a Constant small enough for the static facts.
+// Not claimed: integer types (oneDNN's reduction accumulates them in
+// float32, not exactly), and ReduceLogSumExp (the reference subtracts each
+// group's maximum before exp; oneDNN has no primitive for that, and exp
+// without it overflows float32 where the reference's result is finite).
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
 #include "adapters/onednn/lowerings.h"
 #include "adapters/onednn/primitive_node.h"
 
 namespace parity::adapters::onednn {
+namespace {
 
-void AddReduceLowerings(Lowering& lowering) { (void)lowering; }
+using dnnl::algorithm;
+
+struct ReduceOp {
+  const char* name;
+  int64_t axes_input_since;  // the opset from which `axes` is an input
+  algorithm reduction;
+  float p;               // the norm's power (norm algorithms only)
+  bool log_after;        // ReduceLogSum: log of the sum, as a post-op
+  double empty_value;    // the result over no elements (the reduction's identity)
+  // A group of exactly one element x gives f(x): oneDNN refuses a reduction
+  // that reduces nothing, so that case runs this eltwise (or a copy).
+  std::optional<algorithm> single;
+};
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+const ReduceOp kOps[] = {
+    {"ReduceSum", 13, algorithm::reduction_sum, 0, false, 0.0, std::nullopt},
+    {"ReduceMean", 18, algorithm::reduction_mean, 0, false, std::numeric_limits<double>::quiet_NaN(), std::nullopt},
+    {"ReduceMax", 18, algorithm::reduction_max, 0, false, -kInf, std::nullopt},
+    {"ReduceMin", 18, algorithm::reduction_min, 0, false, kInf, std::nullopt},
+    {"ReduceProd", 18, algorithm::reduction_mul, 0, false, 1.0, std::nullopt},
+    // norm_lp_sum: (sum |x|^p + eps)^(1/p), with eps = 0.
+    {"ReduceL1", 18, algorithm::reduction_norm_lp_sum, 1, false, 0.0, algorithm::eltwise_abs},
+    {"ReduceL2", 18, algorithm::reduction_norm_lp_sum, 2, false, 0.0, algorithm::eltwise_abs},
+    // norm_lp_power_p_sum: sum |x|^p + eps, with eps = 0.
+    {"ReduceSumSquare", 18, algorithm::reduction_norm_lp_power_p_sum, 2, false, 0.0, algorithm::eltwise_square},
+    {"ReduceLogSum", 18, algorithm::reduction_sum, 0, true, -kInf, algorithm::eltwise_log},
+};
+
+// How one shape is reduced.
+struct ReducePlan {
+  enum class Kind { kEmptyOutput, kFill, kSingle, kReduce } kind = Kind::kReduce;
+  dnnl::primitive primitive;      // kSingle: an eltwise or a reorder; kReduce: the reduction
+  dnnl::memory::desc src, dst;    // dst with the reduced dims kept as 1
+  std::vector<int64_t> out_dims;  // the ONNX output's dims (keepdims applied)
+};
+
+class ReduceNode final : public ShapedNode<ReducePlan> {
+ public:
+  ReduceNode(const ReduceOp& op, DataType type, std::vector<int64_t> axes, bool keepdims, bool noop)
+      : op_(op), type_(type), axes_(std::move(axes)), keepdims_(keepdims), noop_(noop) {}
+
+ protected:
+  StatusOr<ReducePlan> MakePlan(const InputShapes& shapes) override {
+    const std::vector<int64_t>& in = shapes[0];
+    const int64_t rank = static_cast<int64_t>(in.size());
+    if (rank > DNNL_MAX_NDIMS) return InvalidArgument("rank ", rank, " over oneDNN's ", DNNL_MAX_NDIMS);
+    // No axes reduce every axis, unless noop_with_empty_axes says none.
+    std::vector<bool> reduced(static_cast<size_t>(rank), axes_.empty() && !noop_);
+    for (int64_t a : axes_) {
+      if (a < -rank || a >= rank) return InvalidArgument("axis ", a, " is out of range for rank ", rank);
+      const size_t axis = static_cast<size_t>(a < 0 ? a + rank : a);
+      if (reduced[axis]) return InvalidArgument("axis ", a, " appears twice in axes");
+      reduced[axis] = true;
+    }
+    ReducePlan plan;
+    std::vector<int64_t> kept = in;
+    bool reduces_many = false;  // some reduced dim has more than one element
+    int64_t in_count = 1, out_count = 1;
+    for (size_t d = 0; d < in.size(); ++d) {
+      in_count *= in[d];
+      if (reduced[d]) {
+        reduces_many = reduces_many || in[d] > 1;
+        kept[d] = 1;
+      }
+      out_count *= kept[d];
+      if (!reduced[d] || keepdims_) plan.out_dims.push_back(kept[d]);
+    }
+    if (out_count == 0) {
+      plan.kind = ReducePlan::Kind::kEmptyOutput;
+      return plan;
+    }
+    if (in_count == 0) {  // every group is empty: the identity of the reduction
+      plan.kind = ReducePlan::Kind::kFill;
+      return plan;
+    }
+    const dnnl_dt dt = *DnnlType(type_);
+    plan.src = PlainDesc(in, dt);
+    plan.dst = PlainDesc(kept, dt);
+    if (!reduces_many) {
+      // Groups of one element: f(x) for each, which oneDNN's reduction
+      // refuses (it computes no identity); the eltwise of f, or a copy.
+      plan.kind = ReducePlan::Kind::kSingle;
+      if (op_.single) {
+        plan.primitive = dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(
+            Engine(), dnnl::prop_kind::forward_inference, *op_.single, plan.src, plan.dst, 0.0f, 0.0f));
+      } else {
+        plan.primitive = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), plan.src, Engine(), plan.dst));
+      }
+      return plan;
+    }
+    dnnl::primitive_attr attr;
+    if (op_.log_after) {
+      dnnl::post_ops ops;
+      ops.append_eltwise(algorithm::eltwise_log, 0.0f, 0.0f);
+      attr.set_post_ops(ops);
+    }
+    plan.primitive = dnnl::reduction(
+        dnnl::reduction::primitive_desc(Engine(), op_.reduction, plan.src, plan.dst, op_.p, 0.0f, attr));
+    return plan;
+  }
+
+  StatusOr<std::vector<Value>> Execute(const ReducePlan& plan, const KernelContext& ctx) override {
+    PARITY_ASSIGN_OR_RETURN(Tensor out, NewTensor(type_, plan.out_dims));
+    switch (plan.kind) {
+      case ReducePlan::Kind::kEmptyOutput: break;
+      case ReducePlan::Kind::kFill:
+        // Reductions over no elements: no arithmetic, the identity (0, 1,
+        // -inf, +inf, or NaN for a mean) written as a value of the type.
+        for (int64_t i = 0; i < out.size(); ++i) out.SetDouble(i, op_.empty_value);
+        break;
+      case ReducePlan::Kind::kSingle:
+      case ReducePlan::Kind::kReduce:
+        // DNNL_ARG_FROM and DNNL_ARG_TO (a reorder's) are DNNL_ARG_SRC and DNNL_ARG_DST.
+        plan.primitive.execute(Stream(), {{DNNL_ARG_SRC, Wrap(ctx.tensor(0), plan.src)},
+                                          {DNNL_ARG_DST, Wrap(out, plan.dst)}});
+        Stream().wait();
+        break;
+    }
+    return std::vector<Value>{Value::FromTensor(std::move(out))};
+  }
+
+ private:
+  const ReduceOp& op_;
+  DataType type_;
+  std::vector<int64_t> axes_;
+  bool keepdims_, noop_;
+};
+
+LowerFn LowerReduce(const ReduceOp& op) {
+  return [&op](const NodeView& view) -> StatusOr<std::unique_ptr<LoweredNode>> {
+    const std::optional<DataType> type = view.input_type(0);
+    if (!type) return NotLowered("the type of input 0 is not known before the run");
+    if (!IsFloatingPoint(*type)) {
+      return NotLowered(DataTypeName(*type), " input (oneDNN's reduction accumulates integers in float32)");
+    }
+    PARITY_RETURN_IF_ERROR(RequireSameComputedFloat(view, {0}));
+    std::vector<int64_t> axes;
+    bool noop = false;
+    if (view.opset() < op.axes_input_since) {
+      axes = view.GetInts("axes").value_or(std::vector<int64_t>{});
+    } else {
+      noop = view.GetInt("noop_with_empty_axes", 0) != 0;
+      if (view.has_input(1)) {
+        const ValueFacts* facts = view.input_facts(1);
+        if (!facts || !facts->ints) {
+          return NotLowered("axes is an input whose values are not known before the run");
+        }
+        axes = *facts->ints;
+      }
+    }
+    return Prepared(std::make_unique<ReduceNode>(op, *type, std::move(axes), view.GetInt("keepdims", 1) != 0, noop),
+                    view);
+  };
+}
+
+}  // namespace
+
+void AddReduceLowerings(Lowering& lowering) {
+  for (const ReduceOp& op : kOps) lowering.Add(op.name, LowerReduce(op));
+}
 
 }  // namespace parity::adapters::onednn
