@@ -359,7 +359,8 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerBatchNormalization(const NodeView& v
 // and one binary multiply by inv_rms with scale as a binary post-op, which
 // rounds y once to its type.
 struct RmsPlan {
-  dnnl::primitive stats;  // reduction, or an eltwise when the block has one element (oneDNN reduces no identity)
+  dnnl::primitive stats;  // the reduction, or x * x when the block has one element (oneDNN reduces no identity)
+  bool stats_is_binary = false;
   dnnl::binary apply;
   dnnl::memory::desc x, inv, scale, y;
   std::vector<int64_t> x_dims, inv_dims;
@@ -403,8 +404,11 @@ StatusOr<RmsPlan> MakeRmsPlan(const std::vector<int64_t>& x, DataType x_type, co
     plan.stats = dnnl::reduction(dnnl::reduction::primitive_desc(
         Engine(), algorithm::reduction_norm_lp_power_p_sum, plan.x, plan.inv, 2.0f, 0.0f, stats_attr));
   } else {
-    plan.stats = dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(
-        Engine(), prop_kind::forward_inference, algorithm::eltwise_square, plan.x, plan.inv, 0.0f, 0.0f, stats_attr));
+    // x * x as a binary (an eltwise keeps its source's type; this one
+    // writes float32 from a 16-bit x), then the same post-ops.
+    plan.stats_is_binary = true;
+    plan.stats = dnnl::binary(
+        dnnl::binary::primitive_desc(Engine(), algorithm::binary_mul, plan.x, plan.x, plan.inv, stats_attr));
   }
   dnnl::post_ops times_scale;
   times_scale.append_binary(algorithm::binary_mul, plan.scale);
@@ -419,7 +423,11 @@ StatusOr<RmsPlan> MakeRmsPlan(const std::vector<int64_t>& x, DataType x_type, co
 void RunRms(const RmsPlan& plan, const dnnl::memory& x, const Tensor& scale, Tensor& y, Tensor& inv) {
   if (plan.empty) return;
   const dnnl::memory inv_mem = Wrap(inv, plan.inv);
-  plan.stats.execute(Stream(), {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, inv_mem}});
+  if (plan.stats_is_binary) {
+    plan.stats.execute(Stream(), {{DNNL_ARG_SRC_0, x}, {DNNL_ARG_SRC_1, x}, {DNNL_ARG_DST, inv_mem}});
+  } else {
+    plan.stats.execute(Stream(), {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, inv_mem}});
+  }
   plan.apply.execute(Stream(), {{DNNL_ARG_SRC_0, x},
                                 {DNNL_ARG_SRC_1, inv_mem},
                                 {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, Wrap(scale, plan.scale)},
