@@ -106,7 +106,9 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerConcat(const NodeView& view) {
     PARITY_RETURN_IF_ERROR(RequireMovableType(view, i));
     if (*view.input_type(i) != *view.input_type(0)) return NotLowered("inputs of mixed types");
     // oneDNN's memory descriptors hold at most DNNL_MAX_NDIMS dims.
-    if (view.input_rank(i) > DNNL_MAX_NDIMS) return NotLowered("rank ", view.input_rank(i), " over oneDNN's ", DNNL_MAX_NDIMS);
+    if (view.input_rank(i) > DNNL_MAX_NDIMS) {
+      return NotLowered("rank ", view.input_rank(i), " over oneDNN's ", DNNL_MAX_NDIMS);
+    }
   }
   if (!view.attribute("axis")) return NotLowered("no axis attribute");
   return Prepared(std::make_unique<ConcatNode>(*view.input_type(0), view.GetInt("axis", 0)), view);
@@ -184,7 +186,9 @@ class TransposeNode final : public ShapedNode<TransposePlan> {
 
 StatusOr<std::unique_ptr<LoweredNode>> LowerTranspose(const NodeView& view) {
   PARITY_RETURN_IF_ERROR(RequireMovableType(view, 0));
-  if (view.input_rank(0) > DNNL_MAX_NDIMS) return NotLowered("rank ", view.input_rank(0), " over oneDNN's ", DNNL_MAX_NDIMS);
+  if (view.input_rank(0) > DNNL_MAX_NDIMS) {
+    return NotLowered("rank ", view.input_rank(0), " over oneDNN's ", DNNL_MAX_NDIMS);
+  }
   return Prepared(std::make_unique<TransposeNode>(*view.input_type(0), view.GetInts("perm")), view);
 }
 

@@ -105,6 +105,14 @@ bool ClaimCoversBlock(const NodeView& view, int param, int64_t axis_attr, std::s
   return true;
 }
 
+// oneDNN's memory descriptors hold at most DNNL_MAX_NDIMS dims.
+Status RequireRankForOneDnn(const NodeView& view, int input) {
+  if (view.input_rank(input) > DNNL_MAX_NDIMS) {
+    return NotLowered("rank ", view.input_rank(input), " over oneDNN's ", DNNL_MAX_NDIMS);
+  }
+  return Status::Ok();
+}
+
 // stash_type must be float32: oneDNN computes the statistics in float32.
 Status RequireFloat32Stash(const NodeView& view) {
   const int64_t stash = view.GetInt("stash_type", 1);
@@ -181,7 +189,8 @@ Status RunLayerNorm(const LayerNormPlan& plan, const dnnl::memory& x, const dnnl
   }
   plan.primitive.execute(Stream(), args);
   if (inv_std) {
-    plan.inv_std.execute(Stream(), {{DNNL_ARG_SRC, Wrap(variance, plan.stat)}, {DNNL_ARG_DST, Wrap(*inv_std, plan.stat)}});
+    plan.inv_std.execute(Stream(),
+                         {{DNNL_ARG_SRC, Wrap(variance, plan.stat)}, {DNNL_ARG_DST, Wrap(*inv_std, plan.stat)}});
   }
   Stream().wait();
   return Status::Ok();
@@ -467,6 +476,7 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerRMSNormalization(const NodeView& vie
   // ONNX lets Y (scale's type V) differ from X's type T; the claim keeps them one.
   PARITY_RETURN_IF_ERROR(RequireSameComputedFloat(view, {0, 1}));
   PARITY_RETURN_IF_ERROR(RequireFloat32Stash(view));
+  PARITY_RETURN_IF_ERROR(RequireRankForOneDnn(view, 0));
   return Prepared(std::make_unique<RmsNode>(*view.input_type(0), *view.input_type(0), view.GetInt("axis", -1),
                                             view.GetFloat("epsilon", 1e-5f), 1),
                   view);
@@ -478,6 +488,7 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerSimplifiedLayerNormalization(const N
   PARITY_RETURN_IF_ERROR(RequireSameComputedFloat(view, {0}));
   PARITY_RETURN_IF_ERROR(RequireSameComputedFloat(view, {1}));  // scale may differ from X: Y takes its type
   PARITY_RETURN_IF_ERROR(RequireFloat32Stash(view));
+  PARITY_RETURN_IF_ERROR(RequireRankForOneDnn(view, 0));
   return Prepared(std::make_unique<RmsNode>(*view.input_type(0), *view.input_type(1), view.GetInt("axis", -1),
                                             view.GetFloat("epsilon", 1e-5f),
                                             static_cast<size_t>(view.node().output_size())),
@@ -550,7 +561,9 @@ class SkipNormNode final : public ShapedNode<SkipPlan> {
     }
     plan.add = dnnl::binary(
         dnnl::binary::primitive_desc(Engine(), algorithm::binary_add, plan.input, plan.skip, plan.sum32, add_attr));
-    if (outputs_ > 3) plan.sum_out = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), plan.sum32, Engine(), plan.sum));
+    if (outputs_ > 3) {
+      plan.sum_out = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), plan.sum32, Engine(), plan.sum));
+    }
     if (simplified_) {
       PARITY_ASSIGN_OR_RETURN(plan.rms, MakeRmsPlan(x, kF32, hidden_only, type_, type_, -1, epsilon_));
     } else {
@@ -576,7 +589,9 @@ class SkipNormNode final : public ShapedNode<SkipPlan> {
             Wrap(ctx.tensor(static_cast<size_t>(bias_input())), plan.bias);
       }
       plan.add.execute(Stream(), args);
-      if (outputs_ > 3) plan.sum_out.execute(Stream(), {{DNNL_ARG_FROM, sum32_mem}, {DNNL_ARG_TO, Wrap(sum, plan.sum)}});
+      if (outputs_ > 3) {
+        plan.sum_out.execute(Stream(), {{DNNL_ARG_FROM, sum32_mem}, {DNNL_ARG_TO, Wrap(sum, plan.sum)}});
+      }
       Stream().wait();
       if (simplified_) {
         RunRms(plan.rms, sum32_mem, ctx.tensor(2), y, inv_std);
@@ -612,8 +627,11 @@ LowerFn LowerSkipNorm(bool simplified) {
     if (view.input_count() > max_inputs || view.node().output_size() > 4) {
       return NotLowered("more than ", max_inputs, " inputs or 4 outputs");
     }
-    if (!view.has_input(0) || !view.has_input(1) || !view.has_input(2)) return NotLowered("input, skip or gamma absent");
+    if (!view.has_input(0) || !view.has_input(1) || !view.has_input(2)) {
+      return NotLowered("input, skip or gamma is absent");
+    }
     PARITY_RETURN_IF_ERROR(RequireSameComputedFloat(view, {0, 1, 2, 3, 4}));
+    PARITY_RETURN_IF_ERROR(RequireRankForOneDnn(view, 0));
     const bool has_beta = !simplified && view.has_input(3);
     const bool has_bias = view.has_input(simplified ? 3 : 4);
     return Prepared(std::make_unique<SkipNormNode>(simplified, *view.input_type(0), view.GetFloat("epsilon", 1e-12f),

@@ -163,6 +163,9 @@ LowerFn LowerReduce(const ReduceOp& op) {
       return NotLowered(DataTypeName(*type), " input (oneDNN's reduction accumulates integers in float32)");
     }
     PARITY_RETURN_IF_ERROR(RequireSameComputedFloat(view, {0}));
+    if (view.input_rank(0) > DNNL_MAX_NDIMS) {
+      return NotLowered("rank ", view.input_rank(0), " over oneDNN's ", DNNL_MAX_NDIMS);
+    }
     std::vector<int64_t> axes;
     bool noop = false;
     if (view.opset() < op.axes_input_since) {
