@@ -6,7 +6,7 @@
 // Claimed only when the axes are known at session creation: the `axes`
 // attribute (before ReduceSum-13 and the others' 18), or an `axes` input
 // that is an initializer or a Constant small enough for the static facts.
-// Not claimed: ReduceMax and ReduceMin (oneDNN drops NaN, see kDropsNaN;
+// Not claimed: ReduceMax and ReduceMin (oneDNN loses NaN, see kLosesNaN;
 // their entries are kept so that the claim is one line away once that is
 // settled); integer types (oneDNN's reduction accumulates them in
 // float32, not exactly); ReduceLogSumExp (the reference subtracts each
@@ -40,18 +40,21 @@ struct ReduceOp {
   const char* refused = nullptr;
 };
 
-// oneDNN's max and min reductions skip NaN: ReduceMax of [1, NaN, 3] is 3
-// where ONNX (and the reference) propagate the NaN (finding ONEDNN-41).
-constexpr const char* kDropsNaN =
-    "oneDNN's max and min reductions drop NaN (max of [1, NaN, 3] is 3) where ONNX propagates it";
+// oneDNN's max and min reductions lose NaN: over the row [1, NaN, 3, 2]
+// ReduceMax gave 3 and ReduceMin 2 (neither NaN nor the minimum of the
+// rest; consistent with x86 max and min instructions, which return their
+// second operand when one is NaN), where ONNX and the reference
+// propagate the NaN (finding ONEDNN-41).
+constexpr const char* kLosesNaN =
+    "oneDNN's max and min reductions lose NaN (over [1, NaN, 3, 2] max gave 3 and min 2) where ONNX propagates it";
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 const ReduceOp kOps[] = {
     {"ReduceSum", 13, algorithm::reduction_sum, 0, 0.0, std::nullopt},
     {"ReduceMean", 18, algorithm::reduction_mean, 0, std::numeric_limits<double>::quiet_NaN(), std::nullopt},
-    {"ReduceMax", 18, algorithm::reduction_max, 0, -kInf, std::nullopt, kDropsNaN},
-    {"ReduceMin", 18, algorithm::reduction_min, 0, kInf, std::nullopt, kDropsNaN},
+    {"ReduceMax", 18, algorithm::reduction_max, 0, -kInf, std::nullopt, kLosesNaN},
+    {"ReduceMin", 18, algorithm::reduction_min, 0, kInf, std::nullopt, kLosesNaN},
     {"ReduceProd", 18, algorithm::reduction_mul, 0, 1.0, std::nullopt},
     // norm_lp_sum: (sum |x|^p + eps)^(1/p), with eps = 0.
     {"ReduceL1", 18, algorithm::reduction_norm_lp_sum, 1, 0.0, algorithm::eltwise_abs},
