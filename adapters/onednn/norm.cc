@@ -543,10 +543,7 @@ class SkipNormNode final : public ShapedNode<SkipPlan> {
                                ShapeToString(shapes[static_cast<size_t>(p)]));
       }
     }
-    if (plan.rows * plan.hidden == 0) {
-      plan.rms.empty = true;
-      return plan;
-    }
+    if (plan.rows * plan.hidden == 0) return plan;  // no primitive: Execute writes the empty rows' statistics
     const dnnl_dt dt = *DnnlType(type_);
     plan.input = PlainDesc(x, dt);
     plan.skip = PlainDesc(skip_padded, dt);
