@@ -249,8 +249,9 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerSwish(const NodeView& view) {
 // float32, bfloat16 and float16 rounds to nearest-even and keeps NaN and
 // infinities (float16 overflows to inf, as ONNX's Cast does without
 // saturation, which opset 19's `saturate` asks for float8 targets only),
-// except float32 to bfloat16: oneDNN's conversion (vcvtneps2bf16) reads a
-// float32 subnormal as zero where ONNX rounds it to a bfloat16 subnormal.
+// except into bfloat16 from float32 or bfloat16: oneDNN's conversion
+// (vcvtneps2bf16) reads a float32 subnormal as zero where ONNX rounds it to
+// a bfloat16 subnormal (or, from bfloat16, keeps it).
 StatusOr<std::unique_ptr<LoweredNode>> LowerCast(const NodeView& view, DataType to) {
   const std::optional<DataType> from = view.input_type(0);
   if (!from) return NotLowered("the type of input 0 is not known before the run");
@@ -263,6 +264,9 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerCast(const NodeView& view, DataType 
   }
   if (*from == DataType::kFloat && to == DataType::kBfloat16) {
     return NotLowered("oneDNN 3.2 converts float32 subnormals to bfloat16 zero; ONNX rounds them to nearest-even");
+  }
+  if (*from == DataType::kBfloat16 && to == DataType::kBfloat16) {
+    return NotLowered("oneDNN 3.2's bfloat16 reorder writes bfloat16 subnormals as zero");
   }
   UnarySpec spec;
   spec.form = UnaryForm::kReorder;

@@ -28,6 +28,9 @@ ADAPTER_BUILT = os.path.exists(os.path.join(BINARY_DIR, "adapters", "libparity_a
 DTYPES = {"float32": (np.float32, TensorProto.FLOAT), "float16": (np.float16, TensorProto.FLOAT16),
           "bfloat16": (ml_dtypes.bfloat16, TensorProto.BFLOAT16)}
 
+ELEM_TYPES = {"float32": TensorProto.FLOAT, "float16": TensorProto.FLOAT16, "bfloat16": TensorProto.BFLOAT16,
+              "int8": TensorProto.INT8, "uint8": TensorProto.UINT8}
+
 # Values where oneDNN's kernels are most likely to differ from the reference.
 SPECIAL = [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, -1e-45, 1e-39, -1e-39, 0.5, -0.5, 1.5, -1.5, 2.5,
            -2.5, 3.5, 1.0, -1.0, 20.0, -20.0, 3.0e38, -3.0e38, 65504.0, 65520.0, -65520.0, 1e-30, 7.0]
@@ -52,7 +55,7 @@ def write_case(root, name, nodes, inputs, outputs, opset=21, initializers=()):
     os.makedirs(os.path.join(folder, "test_data_set_0"))
     graph = helper.make_graph(
         nodes, name,
-        [helper.make_tensor_value_info(n, DTYPES[str(a.dtype)][1] if str(a.dtype) in DTYPES else TensorProto.FLOAT,
+        [helper.make_tensor_value_info(n, ELEM_TYPES[str(a.dtype)],
                                        list(a.shape) if dims is None else dims) for n, a, dims in inputs],
         [helper.make_tensor_value_info(n, t, None) for n, t in outputs],
         initializer=[numpy_helper.from_array(a, n) for n, a in initializers])
@@ -90,9 +93,10 @@ UNARY = [  # (case stem, op, attributes, opset, whether SPECIAL is in the input)
 # Celu's schema is float32 only; oneDNN rounds only float32; a bfloat16
 # subnormal result is written as zero, which the exact operators cannot allow.
 NOT_LOWERED = {"Celu": ("float16", "bfloat16"), "Round": ("float16", "bfloat16"), "Relu": ("bfloat16",),
-               "Abs": ("bfloat16",), "Neg": ("bfloat16",), "Clip": ("bfloat16",)}
+               "Abs": ("bfloat16",), "Neg": ("bfloat16",), "Clip": ("bfloat16",), "Max": ("bfloat16",),
+               "Min": ("bfloat16",)}
 
-BINARY = ["Add", "Sub", "Mul", "Div", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"]
+BINARY = ["Add", "Sub", "Mul", "Div", "Max", "Min", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"]
 # (stem, shape of A, shape of B): B broadcast, A broadcast (swapped or read
 # with stride 0), both, a scalar A, ranks that differ.
 BROADCASTS = [("same", [4, 16], [4, 16]), ("b_row", [4, 16], [1, 16]), ("a_col", [4, 1], [4, 16]),
@@ -130,6 +134,8 @@ def write_corpus(root):
             case(f"clip13_{stem}_{dtype}", [node], inputs, [("y", elem)], opset=13)
         for op in BINARY:
             out = TensorProto.BOOL if op in ("Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual") else elem
+            if dtype in NOT_LOWERED.get(op, ()):
+                continue
             for stem, sa, sb in BROADCASTS:
                 name = f"{op.lower()}_{stem}_{dtype}"
                 a, b = data(name + "a", dtype, sa), data(name + "b", dtype, sb)
@@ -154,6 +160,33 @@ def write_corpus(root):
         name = f"softmax_dynamic_{dtype}"
         case(name, [helper.make_node("Softmax", ["x"], ["y"], axis=-1)],
              [("x", data(name, dtype, [3, 7], special=False), ["n", "k"])], [("y", elem)], opset=13)
+    # The variadic operators as chains: three inputs that broadcast each
+    # step differently, NaN in each, and one input alone. The bfloat16 sum
+    # 1 + 2^-9 - 1 cancels what a 16-bit accumulator would have rounded off.
+    for dtype in DTYPES:
+        elem = DTYPES[dtype][1]
+        for op in ("Sum", "Mean", "Max", "Min"):
+            if dtype in NOT_LOWERED.get(op, ()):
+                continue
+            name = f"{op.lower()}_three_{dtype}"
+            inputs = [(n, data(name + n, dtype, shape), None) for n, shape in (("a", [4, 1, 16]), ("b", [3, 1]), ("c", [1, 3, 16]))]
+            case(name, [helper.make_node(op, ["a", "b", "c"], ["y"])], inputs, [("y", elem)])
+            name = f"{op.lower()}_one_{dtype}"
+            case(name, [helper.make_node(op, ["a"], ["y"])], [("a", data(name, dtype, [4, 16]), None)], [("y", elem)])
+        name = f"sum_cancelling_{dtype}"
+        one = np.ones([4, 16], dtype=DTYPES[dtype][0])
+        case(name, [helper.make_node("Sum", ["a", "b", "c"], ["y"])],
+             [("a", one, None), ("b", (data(name, "float32", [4, 16], special=False) * 2.0**-9).astype(one.dtype), None),
+              ("c", -one, None)], [("y", elem)])
+    # Comparisons of 8-bit integers, which float32 holds exactly.
+    for dtype in (np.int8, np.uint8):
+        for op in ("Equal", "Less", "Greater", "GreaterOrEqual", "LessOrEqual"):
+            name = f"{op.lower()}_{np.dtype(dtype).name}"
+            rng = np.random.default_rng(7)
+            info = np.iinfo(dtype)
+            a = rng.integers(info.min, info.max, [4, 16], endpoint=True).astype(dtype)
+            b = np.where(rng.random([1, 16]) < 0.3, a[:1], rng.integers(info.min, info.max, [1, 16], endpoint=True)).astype(dtype)
+            case(name, [helper.make_node(op, ["a", "b"], ["c"])], [("a", a, None), ("b", b, None)], [("c", TensorProto.BOOL)])
     # Cast between the 16-bit floats and from them to float32, SPECIAL included
     # (65520 overflows float16 to inf, as ONNX's Cast does).
     for src, dst in (("float16", "float32"), ("bfloat16", "float32"), ("float32", "float16"),
@@ -182,12 +215,29 @@ def write_refused(root):
                    [("x", data(name, "float32", [4, 16], special=False, low=0.1), None)], [("y", TensorProto.FLOAT)],
                    opset=opset)
         names[name] = reason
-    for op, reason in (("Max", "NaN"), ("Min", "NaN"), ("Pow", "no binary pow")):
+    for op, reason in (("Pow", "no binary pow"),):
         name = f"refused_{op.lower()}"
         write_case(root, name, [helper.make_node(op, ["a", "b"], ["c"])],
                    [("a", data(name + "a", "float32", [4, 16], special=False, low=0.1), None),
                     ("b", data(name + "b", "float32", [4, 16], special=False), None)], [("c", TensorProto.FLOAT)])
         names[name] = reason
+    # Types and attributes refused where the operator is otherwise lowered.
+    for op, attributes, dtype, reason in (("Relu", {}, "bfloat16", "bfloat16 subnormal"),
+                                          ("Round", {}, "float16", "float32 only"),
+                                          ("LeakyRelu", {"alpha": 0.0}, "float32", "alpha 0")):
+        name = f"refused_{op.lower()}_{dtype}"
+        write_case(root, name, [helper.make_node(op, ["x"], ["y"], **attributes)],
+                   [("x", data(name, dtype, [4, 16], special=False), None)], [("y", DTYPES[dtype][1])], opset=22)
+        names[name] = reason
+    name = "refused_max_bfloat16"
+    write_case(root, name, [helper.make_node("Max", ["a", "b"], ["c"])],
+               [(n, data(name + n, "bfloat16", [4, 16], special=False), None) for n in ("a", "b")],
+               [("c", TensorProto.BFLOAT16)])
+    names[name] = "bfloat16 subnormal"
+    name = "refused_cast_bfloat16_to_bfloat16"
+    write_case(root, name, [helper.make_node("Cast", ["x"], ["y"], to=TensorProto.BFLOAT16)],
+               [("x", data(name, "bfloat16", [4, 16]), None)], [("y", TensorProto.BFLOAT16)])
+    names[name] = "subnormals"
     name = "refused_cast_float32_to_bfloat16"
     write_case(root, name, [helper.make_node("Cast", ["x"], ["y"], to=TensorProto.BFLOAT16)],
                [("x", data(name, "float32", [4, 16]), None)], [("y", TensorProto.BFLOAT16)])
