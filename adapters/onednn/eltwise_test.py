@@ -153,10 +153,20 @@ def write_corpus(root):
                  [("c", out)])
         for stem, opset, axis, shape in (("axis1_opset11", 11, 1, [2, 3, 4]), ("axis0_opset11", 11, 0, [2, 3, 4]),
                                          ("axis1_opset13", 13, 1, [2, 3, 4]), ("last_opset13", 13, -1, [3, 4, 5]),
-                                         ("axis0_opset13", 13, 0, [6, 2, 3])):
+                                         ("axis0_opset13", 13, 0, [6, 2, 3]), ("length1_opset13", 13, 1, [3, 1, 4])):
             name = f"softmax_{stem}_{dtype}"
             case(name, [helper.make_node("Softmax", ["x"], ["y"], axis=axis)],
                  [("x", data(name, dtype, shape, special=False), None)], [("y", elem)], opset=opset)
+        # Rows holding NaN, +inf, -inf, all -inf, a huge value: ONNX's row is
+        # NaN throughout where it holds NaN or +inf (on 32 elements, 12 NaN).
+        rows = np.array([[np.nan, 1, 2, 3], [np.inf, 1, 2, 3], [-np.inf, 1, 2, 3], [np.inf, np.inf, 1, 2],
+                         [-np.inf] * 4, [1e30, 1, 2, 3], [8, 9, 10, -1e4], [-1e-45, 0, 1e-45, 0]])
+        with np.errstate(over="ignore"):
+            rows = rows.astype(DTYPES[dtype][0])
+        for opset, axis, shape in ((13, -1, [8, 4]), (11, 1, [8, 2, 2])):
+            name = f"softmax_special_opset{opset}_{dtype}"
+            case(name, [helper.make_node("Softmax", ["x"], ["y"], axis=axis)], [("x", rows.reshape(shape), None)],
+                 [("y", elem)], opset=opset)
         name = f"softmax_dynamic_{dtype}"
         case(name, [helper.make_node("Softmax", ["x"], ["y"], axis=-1)],
              [("x", data(name, dtype, [3, 7], special=False), ["n", "k"])], [("y", elem)], opset=13)
