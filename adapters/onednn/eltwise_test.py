@@ -62,6 +62,9 @@ def write_case(root, name, nodes, inputs, outputs, opset=21, initializers=()):
     model = helper.make_model(graph, ir_version=10, opset_imports=[helper.make_opsetid("", opset)])
     with open(os.path.join(folder, "model.onnx"), "wb") as f:
         f.write(model.SerializeToString())
+    # The expected outputs are the reference's (`parity expect`): judged by the policy alone.
+    with open(os.path.join(folder, "case.json"), "w") as f:
+        json.dump({"operator": nodes[0].op_type, "source": "reference", "generator": "adapters/onednn/eltwise_test.py"}, f)
     for k, (n, a, _) in enumerate(inputs):
         with open(os.path.join(folder, "test_data_set_0", f"input_{k}.pb"), "wb") as f:
             f.write(numpy_helper.from_array(a, n).SerializeToString())
@@ -170,6 +173,17 @@ def write_corpus(root):
         name = f"softmax_dynamic_{dtype}"
         case(name, [helper.make_node("Softmax", ["x"], ["y"], axis=-1)],
              [("x", data(name, dtype, [3, 7], special=False), ["n", "k"])], [("y", elem)], opset=13)
+    # A float32 sweep of each lowered function (the tolerance's floor and
+    # budget judge every element): uniform on [-20, 20] and magnitudes from
+    # 1e-38 to 1e38 of both signs.
+    rng = np.random.default_rng(11)
+    sweep = np.concatenate([rng.uniform(-20, 20, 2048),
+                            np.exp(rng.uniform(np.log(1e-38), np.log(1e38), 2048)) * rng.choice([-1, 1], 2048)])
+    for stem, op, attributes, opset, _ in UNARY:
+        if op == "Clip":
+            continue
+        case(f"sweep_{stem}_float32", [helper.make_node(op, ["x"], ["y"], **attributes)],
+             [("x", sweep.astype(np.float32).reshape(64, 64), None)], [("y", TensorProto.FLOAT)], opset=opset)
     # The variadic operators as chains: three inputs that broadcast each
     # step differently, NaN in each, and one input alone. The bfloat16 sum
     # 1 + 2^-9 - 1 cancels what a 16-bit accumulator would have rounded off.
