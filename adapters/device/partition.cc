@@ -42,6 +42,12 @@ Status CheckRegion(const onnx::GraphProto& graph, const RegionClaim& claim,
 
 }  // namespace
 
+size_t Partition::fallback_count() const {
+  size_t count = 0;
+  for (const PlacedNode& n : nodes) count += n.device == kFallbackDevice ? 1 : 0;
+  return count;
+}
+
 std::string Partition::FallbackList(size_t limit) const {
   std::string out;
   size_t listed = 0, total = 0;

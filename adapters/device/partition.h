@@ -45,7 +45,10 @@ struct Partition {
   double compile_ms = 0;  // of which inside the lowerings' calls: claims and kernel creation (JIT)
   size_t deferred_count = 0;  // lowered nodes and regions whose kernel waits for the first run
 
+  // Kernels made: one per lowered node and one per region.
   size_t lowered_count() const { return lowered.size(); }
+  // Nodes that run on the reference's kernels (a region's nodes are not among them).
+  size_t fallback_count() const;
   // "name (op: reason)" of each node that fell back, joined by "; ".
   std::string FallbackList(size_t limit = 16) const;
 };

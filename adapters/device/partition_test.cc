@@ -85,6 +85,7 @@ TEST(PartitionTest, PlacesClaimedNodesOnTheDeviceAndTheRestOnTheReferenceWithThe
   EXPECT_EQ(partition->nodes[2].reason, "no lowering for Mul");
   EXPECT_EQ(partition->nodes[0].name, "Add#0");
   EXPECT_EQ(partition->lowered_count(), 1u);
+  EXPECT_EQ(partition->fallback_count(), 2u);
   EXPECT_EQ(partition->model.proto, model.proto);  // no region: the model itself runs
   EXPECT_NE(partition->FallbackList().find("Relu#1 (no Relu today)"), std::string::npos);
 
@@ -131,6 +132,9 @@ TEST(PartitionTest, FoldsARegionIntoOneNodeThatRunsInPlaceOfItsMembers) {
   EXPECT_EQ(partition->nodes[2].device, kFallbackDevice);
   EXPECT_EQ(partition->model.proto->graph().node_size(), 2);
   EXPECT_EQ(model.proto->graph().node_size(), 3);  // the model given is untouched
+  // One kernel for the region's two nodes; only Mul falls back.
+  EXPECT_EQ(partition->lowered_count(), 1u);
+  EXPECT_EQ(partition->fallback_count(), 1u);
   EXPECT_EQ(RunPartitioned(*partition, {Floats({1, -5}), Floats({2, 3})}), (std::vector<double>{6, 0}));
   EXPECT_EQ(runs, 1);
 }

@@ -1,7 +1,10 @@
 // MatMul and Gemm on oneDNN's matmul primitive: float32 and the 16-bit
 // floats this CPU computes, accumulating in float32 (oneDNN's rule), with
-// Gemm's alpha as a source scale and its C as a binary-add post-op.
+// Gemm's alpha as a source scale and its C as a binary-add post-op; and the
+// region of a MatMul or Gemm with the bias Add and the activation after it.
 #include <algorithm>
+#include <cmath>
+#include <optional>
 
 #include "adapters/onednn/lowerings.h"
 #include "adapters/onednn/primitive_node.h"
@@ -156,11 +159,224 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerGemm(const NodeView& view) {
                   view);
 }
 
+
+// --- The region: MatMul or Gemm, then a bias Add, then an activation ---
+//
+// The nodes that follow a MatMul (or Gemm) along a chain of sole consumers
+// become post-ops of its matmul primitive: an Add of any tensor that
+// broadcasts to the product's dims without widening it (a binary-add
+// post-op), then an activation that oneDNN's eltwise post-op computes as
+// ONNX does. The whole chain is computed in float32 and rounded once.
+// Relu is not among them: oneDNN's relu maps NaN to 0 (eltwise.cc runs it as
+// a binary max instead), nor Exp (NaN to +inf), HardSigmoid (NaN to 1), Log,
+// Softplus, Mish and Gelu with erf (eltwise.cc says why).
+
+struct Activation {
+  dnnl::algorithm algorithm = dnnl::algorithm::undef;
+  float alpha = 0, beta = 0;
+};
+
+std::optional<Activation> FusableActivation(const NodeView& view) {
+  if (!view.node().domain().empty() && view.node().domain() != "ai.onnx") return std::nullopt;
+  const std::string& op = view.node().op_type();
+  using dnnl::algorithm;
+  if (op == "Tanh") return Activation{algorithm::eltwise_tanh};
+  if (op == "Sigmoid") return Activation{algorithm::eltwise_logistic};
+  if (op == "Elu") return Activation{algorithm::eltwise_elu, view.GetFloat("alpha", 1.0f)};
+  if (op == "HardSwish") return Activation{algorithm::eltwise_hardswish, 1.0f / 6.0f, 0.5f};
+  if (op == "Swish") return Activation{algorithm::eltwise_swish, view.GetFloat("alpha", 1.0f)};
+  if (op == "Gelu" && view.GetString("approximate", "none") == "tanh") return Activation{algorithm::eltwise_gelu_tanh};
+  if (op == "LeakyRelu") {
+    // alpha 0 maps NaN and -inf to 0 in oneDNN; ONNX's 0 * x is NaN there.
+    const float alpha = view.GetFloat("alpha", 0.01f);
+    if (alpha != 0 && !std::isnan(alpha)) return Activation{algorithm::eltwise_relu, alpha};
+  }
+  return std::nullopt;
+}
+
+struct FusedPlan {
+  dnnl::matmul primitive;
+  dnnl::memory::desc src, weights, dst;
+  std::vector<dnnl::memory::desc> addends;  // C and the bias, in post-op order
+  std::vector<int64_t> out_dims;
+};
+
+// The region's runner. Inputs: A, B, then Gemm's C when it has one, then the bias when the Add is fused.
+class FusedMatMulNode final : public ShapedNode<FusedPlan> {
+ public:
+  FusedMatMulNode(DataType type, bool gemm, bool trans_a, bool trans_b, float alpha, int addends,
+                  std::optional<Activation> activation)
+      : type_(type), gemm_(gemm), trans_a_(trans_a), trans_b_(trans_b), alpha_(alpha), addends_(addends),
+        activation_(activation) {}
+
+ protected:
+  StatusOr<FusedPlan> MakePlan(const InputShapes& shapes) override {
+    const std::vector<int64_t>& a = shapes[0];
+    const std::vector<int64_t>& b = shapes[1];
+    const dnnl_dt dt = *DnnlType(type_);
+    FusedPlan plan;
+    if (gemm_) {
+      if (a.size() != 2 || b.size() != 2) return InvalidArgument("Gemm takes 2-D A and B");
+      const int64_t m = trans_a_ ? a[1] : a[0], k = trans_a_ ? a[0] : a[1];
+      const int64_t kb = trans_b_ ? b[1] : b[0], n = trans_b_ ? b[0] : b[1];
+      if (k != kb) return InvalidArgument("Gemm: A' is [", m, ", ", k, "] and B' is [", kb, ", ", n, "]");
+      plan.src = trans_a_ ? dnnl::memory::desc({m, k}, dt, {1, m}) : dnnl::memory::desc({m, k}, dt, {k, 1});
+      plan.weights = trans_b_ ? dnnl::memory::desc({k, n}, dt, {1, k}) : dnnl::memory::desc({k, n}, dt, {n, 1});
+      plan.out_dims = {m, n};
+    } else {
+      // Both operands have rank 2 or more (the region's claim checks it).
+      const size_t rank = std::max(a.size(), b.size());
+      const std::vector<int64_t> pa = LeftPad(a, rank), pb = LeftPad(b, rank);
+      if (pa[rank - 1] != pb[rank - 2]) return InvalidArgument("MatMul: inner dims differ");
+      plan.out_dims.resize(rank);
+      for (size_t i = 0; i + 2 < rank; ++i) {
+        if (pa[i] != pb[i] && pa[i] != 1 && pb[i] != 1) return InvalidArgument("MatMul batch dims do not broadcast");
+        plan.out_dims[i] = pa[i] == 1 ? pb[i] : pa[i];
+      }
+      plan.out_dims[rank - 2] = pa[rank - 2];
+      plan.out_dims[rank - 1] = pb[rank - 1];
+      plan.src = PlainDesc(pa, dt);
+      plan.weights = PlainDesc(pb, dt);
+    }
+    plan.dst = PlainDesc(plan.out_dims, dt);
+    dnnl::primitive_attr attr;
+    if (alpha_ != 1) attr.set_scales_mask(DNNL_ARG_SRC, 0);
+    dnnl::post_ops ops;
+    for (int i = 0; i < addends_; ++i) {
+      const std::vector<int64_t> addend = LeftPad(shapes[static_cast<size_t>(2 + i)], plan.out_dims.size());
+      if (addend.size() != plan.out_dims.size()) return InvalidArgument("an addend of higher rank than the product");
+      for (size_t d = 0; d < addend.size(); ++d) {
+        if (addend[d] != 1 && addend[d] != plan.out_dims[d]) return InvalidArgument("an addend that does not broadcast to the product");
+      }
+      plan.addends.push_back(PlainDesc(addend, dt));
+      ops.append_binary(dnnl::algorithm::binary_add, plan.addends.back());
+    }
+    if (activation_) ops.append_eltwise(activation_->algorithm, activation_->alpha, activation_->beta);
+    attr.set_post_ops(ops);
+    plan.primitive = dnnl::matmul(dnnl::matmul::primitive_desc(Engine(), plan.src, plan.weights, plan.dst, attr));
+    return plan;
+  }
+
+  StatusOr<std::vector<Value>> Execute(const FusedPlan& plan, const KernelContext& ctx) override {
+    PARITY_ASSIGN_OR_RETURN(Tensor out, NewTensor(type_, plan.out_dims));
+    std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, Wrap(ctx.tensor(0), plan.src)},
+                                                  {DNNL_ARG_WEIGHTS, Wrap(ctx.tensor(1), plan.weights)},
+                                                  {DNNL_ARG_DST, Wrap(out, plan.dst)}};
+    float alpha = alpha_;
+    if (alpha != 1) {
+      args[DNNL_ARG_ATTR_SCALES | DNNL_ARG_SRC] = dnnl::memory(dnnl::memory::desc({1}, dnnl_dt::f32, {1}), Engine(), &alpha);
+    }
+    for (size_t i = 0; i < plan.addends.size(); ++i) {
+      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1] = Wrap(ctx.tensor(2 + i), plan.addends[i]);
+    }
+    plan.primitive.execute(Stream(), args);
+    Stream().wait();
+    return std::vector<Value>{Value::FromTensor(std::move(out))};
+  }
+
+ private:
+  DataType type_;
+  bool gemm_, trans_a_, trans_b_;
+  float alpha_;
+  int addends_;
+  std::optional<Activation> activation_;
+};
+
+// No region at this anchor: the single-node lowering is tried.
+StatusOr<std::optional<RegionClaim>> NoRegion() { return std::optional<RegionClaim>(); }
+
+// Whether `dims` broadcasts to `out` without widening it.
+bool BroadcastsInto(const std::vector<int64_t>& dims, const std::vector<int64_t>& out) {
+  if (dims.size() > out.size()) return false;
+  const std::vector<int64_t> padded = LeftPad(dims, out.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (padded[i] != 1 && padded[i] != out[i]) return false;
+  }
+  return true;
+}
+
+StatusOr<std::optional<RegionClaim>> LowerMatMulRegion(const RegionView& region) {
+  const int anchor = region.anchor();
+  const NodeView mm = region.view(anchor);
+  const bool gemm = mm.node().op_type() == "Gemm";
+  // Only what the single-node lowering would claim, with every dim known
+  // (the bias must not widen the product) and none zero (an empty sum).
+  if (!RequireSameComputedFloat(mm, {0, 1, 2}).ok()) return NoRegion();
+  const DataType type = *mm.input_type(0);
+  const std::vector<int64_t>* a = mm.input_dims(0);
+  const std::vector<int64_t>* b = mm.input_dims(1);
+  if (!a || !b || a->size() < 2 || b->size() < 2) return NoRegion();
+  if (gemm && (a->size() != 2 || b->size() != 2)) return NoRegion();
+  for (const auto* dims : {a, b}) {
+    for (int64_t d : *dims) {
+      if (d == 0) return NoRegion();
+    }
+  }
+  const bool has_c = gemm && mm.has_input(2);
+  if (has_c && (mm.GetFloat("beta", 1.0f) != 1.0f || !mm.input_dims(2))) return NoRegion();
+  const bool trans_a = gemm && mm.GetInt("transA", 0) != 0, trans_b = gemm && mm.GetInt("transB", 0) != 0;
+  std::vector<int64_t> out;
+  if (gemm) {
+    out = {trans_a ? (*a)[1] : (*a)[0], trans_b ? (*b)[0] : (*b)[1]};
+  } else {
+    const size_t rank = std::max(a->size(), b->size());
+    const std::vector<int64_t> pa = LeftPad(*a, rank), pb = LeftPad(*b, rank);
+    out.resize(rank);
+    for (size_t i = 0; i + 2 < rank; ++i) out[i] = pa[i] == 1 ? pb[i] : pa[i];
+    out[rank - 2] = pa[rank - 2];
+    out[rank - 1] = pb[rank - 1];
+  }
+  if (has_c && !BroadcastsInto(*mm.input_dims(2), out)) return NoRegion();
+
+  RegionClaim claim;
+  claim.nodes = {anchor};
+  claim.inputs = {mm.node().input(0), mm.node().input(1)};
+  if (has_c) claim.inputs.push_back(mm.node().input(2));
+  int last = anchor;
+  int next = region.sole_consumer(anchor);
+  if (next >= 0) {
+    const NodeView add = region.view(next);
+    const std::string& product = region.node(last).output(0);
+    if (add.node().op_type() == "Add" && (add.node().domain().empty() || add.node().domain() == "ai.onnx") &&
+        add.opset() >= 7 && add.input_count() == 2 && (add.node().input(0) == product) != (add.node().input(1) == product)) {
+      const std::string& bias = add.node().input(0) == product ? add.node().input(1) : add.node().input(0);
+      const std::vector<int64_t>* dims = region.facts().StaticDims(bias);
+      if (region.facts().TypeOf(bias) == type && dims && BroadcastsInto(*dims, out)) {
+        claim.nodes.push_back(next);
+        claim.inputs.push_back(bias);
+        last = next;
+        next = region.sole_consumer(next);
+      }
+    }
+  }
+  std::optional<Activation> activation;
+  if (next >= 0) {
+    activation = FusableActivation(region.view(next));
+    if (activation) {
+      claim.nodes.push_back(next);
+      last = next;
+    }
+  }
+  if (claim.nodes.size() == 1) return NoRegion();
+  claim.outputs = {region.node(last).output(0)};
+  const int addends = static_cast<int>(claim.inputs.size()) - 2;
+  auto node = std::make_unique<FusedMatMulNode>(type, gemm, trans_a, trans_b, gemm ? mm.GetFloat("alpha", 1.0f) : 1.0f,
+                                                addends, activation);
+  // The shapes are all static: the plan is made now, through a view of the
+  // region's inputs.
+  onnx::NodeProto inputs_only;
+  for (const std::string& input : claim.inputs) inputs_only.add_input(input);
+  PARITY_ASSIGN_OR_RETURN(claim.runner, Prepared(std::move(node), NodeView(inputs_only, mm.opset(), region.facts())));
+  return std::optional<RegionClaim>(std::move(claim));
+}
+
 }  // namespace
 
 void AddMatMulLowerings(Lowering& lowering) {
   lowering.Add("MatMul", LowerMatMul);
   lowering.Add("Gemm", LowerGemm);
+  lowering.AddRegion("MatMul", LowerMatMulRegion);
+  lowering.AddRegion("Gemm", LowerMatMulRegion);
 }
 
 }  // namespace parity::adapters::onednn

@@ -179,10 +179,10 @@ class ReferenceAdapter {
       if (!created.ok()) return ToAbiStatus(created.status());
       const Partition* partition = (*created)->partition();
       const bool fallback_allowed = !options || options->allow_fallback;
-      if (partition && !fallback_allowed && partition->lowered_count() < partition->nodes.size()) {
+      if (partition && !fallback_allowed && partition->fallback_count() > 0) {
         return MakeStatus(PARITY_STATUS_FALLBACK_REQUIRED,
                           StrCat(options->case_name ? options->case_name : "model", ": fallback is forbidden, and ",
-                                 partition->nodes.size() - partition->lowered_count(), " of ",
+                                 partition->fallback_count(), " of ",
                                  partition->nodes.size(), " nodes are not lowered to ", OwnDevice(), ": ",
                                  partition->FallbackList()));
       }
