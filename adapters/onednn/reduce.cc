@@ -3,9 +3,11 @@
 // float32 and the 16-bit floats this CPU computes. oneDNN accumulates in float32
 // and rounds the result once to the output type.
 //
-// Claimed only when the axes are known at session creation: the `axes`
-// attribute (before ReduceSum-13 and the others' 18), or an `axes` input
-// that is an initializer or a Constant small enough for the static facts.
+// The axes known at session creation (the `axes` attribute before
+// ReduceSum-13 and the others' 18, or an `axes` input that is an
+// initializer or a Constant small enough for the static facts) make the
+// primitives then; an `axes` input known only at the run, at its first run
+// with those values.
 // Not claimed: ReduceMax and ReduceMin (oneDNN loses NaN, see kLosesNaN;
 // their entries are kept so that the claim is one line away once that is
 // settled); integer types (oneDNN's reduction accumulates them in
@@ -18,6 +20,7 @@
 // tolerance of a result near 0.
 #include <algorithm>
 #include <limits>
+#include <map>
 
 #include "adapters/onednn/lowerings.h"
 #include "adapters/onednn/primitive_node.h"
@@ -157,6 +160,40 @@ class ReduceNode final : public ShapedNode<ReducePlan> {
   bool keepdims_, noop_;
 };
 
+// A reduction whose `axes` input is known only at the run (the node tests
+// pass it as a graph input): one ReduceNode per set of axes met, each with
+// its primitives by shape. Its values decide only which dims reduce, which
+// the primitive takes for any set, so the claim holds for every value.
+class RuntimeAxesReduceNode final : public LoweredNode {
+ public:
+  RuntimeAxesReduceNode(const ReduceOp& op, DataType type, bool keepdims, bool noop)
+      : op_(op), type_(type), keepdims_(keepdims), noop_(noop) {}
+
+  bool deferred() const override { return true; }
+
+  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
+    std::vector<int64_t> axes;
+    if (ctx.has_input(1)) {
+      PARITY_ASSIGN_OR_RETURN(const Tensor* t, ctx.RequireTensor(1));
+      if (t->dtype() != DataType::kInt64 || t->rank() > 1) {
+        return ctx.Error("axes must be a 1-D int64 tensor, not ", t->Description());
+      }
+      for (int64_t i = 0; i < t->size(); ++i) axes.push_back(t->data<int64_t>()[i]);
+    }
+    auto it = by_axes_.find(axes);
+    if (it == by_axes_.end()) {
+      it = by_axes_.emplace(axes, std::make_unique<ReduceNode>(op_, type_, axes, keepdims_, noop_)).first;
+    }
+    return it->second->Run(ctx);
+  }
+
+ private:
+  const ReduceOp& op_;
+  DataType type_;
+  bool keepdims_, noop_;
+  std::map<std::vector<int64_t>, std::unique_ptr<ReduceNode>> by_axes_;
+};
+
 LowerFn LowerReduce(const ReduceOp& op) {
   return [&op](const NodeView& view) -> StatusOr<std::unique_ptr<LoweredNode>> {
     if (op.refused) return NotLowered(op.refused);
@@ -178,7 +215,9 @@ LowerFn LowerReduce(const ReduceOp& op) {
       if (view.has_input(1)) {
         const ValueFacts* facts = view.input_facts(1);
         if (!facts || !facts->ints) {
-          return NotLowered("axes is an input whose values are not known before the run");
+          if (view.input_type(1) != DataType::kInt64) return NotLowered("axes of a type not known to be int64");
+          return std::unique_ptr<LoweredNode>(
+              new RuntimeAxesReduceNode(op, *type, view.GetInt("keepdims", 1) != 0, noop));
         }
         axes = *facts->ints;
       }
