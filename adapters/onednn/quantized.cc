@@ -1,9 +1,211 @@
-// The oneDNN lowering of quantized MatMul and Conv: QDQ regions and the integer operators, int8 and uint8.
+// The oneDNN lowering of MatMulInteger and QLinearMatMul on oneDNN's int8
+// matmul: int32 accumulation of (A - a_zero_point)(B - b_zero_point), exact;
+// QLinearMatMul then scales by a_scale * b_scale / y_scale in float32 and
+// rounds half to even and saturates into y's type with y_zero_point added
+// (oneDNN's quantized output, as QuantizeLinear's formula is).
+//
+// oneDNN's int8 matmul takes int8 weights only: a uint8 B is read as the
+// int8 B - 128 with its zero point moved by -128 (the differences, and so
+// the products, are unchanged). Zero points are per tensor (oneDNN's
+// "common" zero points); b_scale may be per column of B (a scales mask on
+// B's last dim).
+//
+// ConvInteger and QLinearConv are not lowered: oneDNN 3.2's int8
+// convolution has no weights zero point, and uint8 weights (every ONNX
+// quantized convolution with uint8 W) need one after the shift to int8.
+#include <algorithm>
+#include <cstring>
+
 #include "adapters/onednn/lowerings.h"
 #include "adapters/onednn/primitive_node.h"
 
 namespace parity::adapters::onednn {
+namespace {
 
-void AddQuantizedLowerings(Lowering& lowering) { (void)lowering; }
+bool IsInt8(std::optional<DataType> t) { return t && (*t == DataType::kInt8 || *t == DataType::kUint8); }
+
+// Where each operand sits among the node's inputs; -1: the operator has none.
+struct QuantInputs {
+  int a = 0, a_scale = -1, a_zero = 2, b = 1, b_scale = -1, b_zero = 3, y_scale = -1, y_zero = -1;
+};
+constexpr QuantInputs kMatMulInteger{};
+constexpr QuantInputs kQLinearMatMul{0, 1, 2, 3, 4, 5, 6, 7};
+
+struct IntMatMulPlan {
+  dnnl::matmul primitive;
+  dnnl::memory::desc a, b, y;
+  std::vector<int64_t> out_dims;
+  DataType out_type = DataType::kInt32;
+  bool per_column_scale = false;
+};
+
+// One element of a zero-point tensor as an int32; 0 when absent.
+int32_t ZeroPoint(const KernelContext& ctx, int input) {
+  if (input < 0 || !ctx.has_input(static_cast<size_t>(input))) return 0;
+  return static_cast<int32_t>(ctx.tensor(static_cast<size_t>(input)).GetInt64(0));
+}
+
+std::vector<float> Scales(const Tensor& t) {
+  const std::vector<double> d = t.ToDoubles();
+  return std::vector<float>(d.begin(), d.end());  // float32, float16 or bfloat16 scales: exact in float
+}
+
+dnnl::memory HostMemory(const dnnl::memory::desc& desc, void* data) { return dnnl::memory(desc, Engine(), data); }
+
+class IntMatMulNode final : public ShapedNode<IntMatMulPlan> {
+ public:
+  IntMatMulNode(QuantInputs in, DataType a_type, DataType b_type, DataType out_type)
+      : in_(in), a_type_(a_type), b_type_(b_type), out_type_(out_type) {}
+
+ protected:
+  StatusOr<IntMatMulPlan> MakePlan(const InputShapes& shapes) override {
+    std::vector<int64_t> a = shapes[static_cast<size_t>(in_.a)], b = shapes[static_cast<size_t>(in_.b)];
+    if (a.size() < 2 || b.size() < 2) return InvalidArgument("a 1-D or scalar operand");
+    const size_t rank = std::max(a.size(), b.size());
+    a = LeftPad(a, rank);
+    b = LeftPad(b, rank);
+    if (a[rank - 1] != b[rank - 2]) return InvalidArgument("inner dims ", a[rank - 1], " and ", b[rank - 2], " differ");
+    std::vector<int64_t> c(rank);
+    for (size_t i = 0; i + 2 < rank; ++i) {
+      if (a[i] != b[i] && a[i] != 1 && b[i] != 1) return InvalidArgument("batch dims do not broadcast");
+      c[i] = (a[i] == 0 || b[i] == 0) ? 0 : std::max(a[i], b[i]);
+    }
+    c[rank - 2] = a[rank - 2];
+    c[rank - 1] = b[rank - 1];
+    IntMatMulPlan plan;
+    plan.out_type = out_type_;
+    plan.out_dims = c;
+    plan.a = PlainDesc(a, *DnnlType(a_type_));
+    plan.b = PlainDesc(b, dnnl_dt::s8);  // uint8 B is shifted into int8 at run
+    plan.y = PlainDesc(c, *DnnlType(out_type_));
+    dnnl::primitive_attr attr;
+    attr.set_zero_points_mask(DNNL_ARG_SRC, 0);
+    attr.set_zero_points_mask(DNNL_ARG_WEIGHTS, 0);
+    if (in_.y_scale >= 0) {
+      const std::vector<int64_t>& bs = shapes[static_cast<size_t>(in_.b_scale)];
+      int64_t count = 1;
+      for (int64_t d : bs) count *= d;
+      plan.per_column_scale = count != 1;
+      if (plan.per_column_scale && count != c[rank - 1]) {
+        return InvalidArgument("b_scale has ", count, " values for ", c[rank - 1], " columns");
+      }
+      attr.set_scales_mask(DNNL_ARG_SRC, 0);
+      attr.set_scales_mask(DNNL_ARG_WEIGHTS, plan.per_column_scale ? 1 << (rank - 1) : 0);
+      attr.set_scales_mask(DNNL_ARG_DST, 0);
+      attr.set_zero_points_mask(DNNL_ARG_DST, 0);
+    }
+    plan.primitive = dnnl::matmul(dnnl::matmul::primitive_desc(Engine(), plan.a, plan.b, plan.y, attr));
+    return plan;
+  }
+
+  StatusOr<std::vector<Value>> Execute(const IntMatMulPlan& plan, const KernelContext& ctx) override {
+    PARITY_ASSIGN_OR_RETURN(Tensor out, NewTensor(plan.out_type, plan.out_dims));
+    if (out.size() == 0) return std::vector<Value>{Value::FromTensor(std::move(out))};
+    const Tensor& a = ctx.tensor(static_cast<size_t>(in_.a));
+    const Tensor& b = ctx.tensor(static_cast<size_t>(in_.b));
+    int32_t a_zero = ZeroPoint(ctx, in_.a_zero), b_zero = ZeroPoint(ctx, in_.b_zero), y_zero = ZeroPoint(ctx, in_.y_zero);
+    std::vector<uint8_t> shifted;  // a uint8 B as int8: b - 128, its zero point moved with it
+    const void* b_data = b.raw_bytes();
+    if (b_type_ == DataType::kUint8) {
+      shifted.resize(b.byte_size());
+      for (size_t i = 0; i < shifted.size(); ++i) shifted[i] = b.raw_bytes()[i] ^ 0x80;
+      b_data = shifted.data();
+      b_zero -= 128;
+    }
+    const dnnl::memory::desc one_s32({1}, dnnl_dt::s32, {1});
+    std::unordered_map<int, dnnl::memory> args = {
+        {DNNL_ARG_SRC, Wrap(a, plan.a)},
+        {DNNL_ARG_WEIGHTS, HostMemory(plan.b, const_cast<void*>(b_data))},
+        {DNNL_ARG_DST, Wrap(out, plan.y)},
+        {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, HostMemory(one_s32, &a_zero)},
+        {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_WEIGHTS, HostMemory(one_s32, &b_zero)}};
+    std::vector<float> a_scale, b_scale, y_scale;
+    if (in_.y_scale >= 0) {
+      a_scale = Scales(ctx.tensor(static_cast<size_t>(in_.a_scale)));
+      b_scale = Scales(ctx.tensor(static_cast<size_t>(in_.b_scale)));
+      y_scale = Scales(ctx.tensor(static_cast<size_t>(in_.y_scale)));
+      const dnnl::memory::desc one_f32({1}, dnnl_dt::f32, {1});
+      const int64_t nb = static_cast<int64_t>(b_scale.size());
+      args[DNNL_ARG_ATTR_SCALES | DNNL_ARG_SRC] = HostMemory(one_f32, a_scale.data());
+      args[DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS] =
+          HostMemory(dnnl::memory::desc({nb}, dnnl_dt::f32, {1}), b_scale.data());
+      args[DNNL_ARG_ATTR_SCALES | DNNL_ARG_DST] = HostMemory(one_f32, y_scale.data());
+      args[DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST] = HostMemory(one_s32, &y_zero);
+    }
+    if (a.size() == 0 || b.size() == 0) {
+      // K = 0: sums of nothing. MatMulInteger's are 0; QLinearMatMul's are y_zero_point.
+      const int64_t fill = in_.y_scale >= 0 ? y_zero : 0;
+      for (int64_t i = 0; i < out.size(); ++i) {
+        if (plan.out_type == DataType::kInt32) {
+          const int32_t v = static_cast<int32_t>(fill);
+          std::memcpy(out.mutable_raw_bytes() + 4 * i, &v, 4);
+        } else {
+          out.mutable_raw_bytes()[i] = static_cast<uint8_t>(fill);
+        }
+      }
+      return std::vector<Value>{Value::FromTensor(std::move(out))};
+    }
+    plan.primitive.execute(Stream(), args);
+    Stream().wait();
+    return std::vector<Value>{Value::FromTensor(std::move(out))};
+  }
+
+ private:
+  QuantInputs in_;
+  DataType a_type_, b_type_, out_type_;
+};
+
+// A zero point or scale oneDNN takes for the whole tensor: one element.
+Status RequireOneValue(const NodeView& view, int input, const char* name) {
+  if (input < 0 || !view.has_input(input)) return Status::Ok();
+  const std::vector<int64_t>* dims = view.input_dims(input);
+  if (!dims) return NotLowered(name, "'s dims are not known before the run");
+  int64_t count = 1;
+  for (int64_t d : *dims) count *= d;
+  if (count != 1) return NotLowered(name, " with ", count, " values (oneDNN's zero points and these scales are per tensor)");
+  return Status::Ok();
+}
+
+StatusOr<std::unique_ptr<LoweredNode>> LowerIntMatMul(const NodeView& view, const QuantInputs& in) {
+  const std::optional<DataType> a = view.input_type(in.a), b = view.input_type(in.b);
+  if (!IsInt8(a) || !IsInt8(b)) return NotLowered("A and B must be int8 or uint8 (oneDNN's int8 matmul)");
+  if (view.input_rank(in.a) < 2 || view.input_rank(in.b) < 2) {
+    return NotLowered("a 1-D operand or one of unknown rank");
+  }
+  if (in.a_zero >= 0 && view.has_input(in.a_zero) && view.input_type(in.a_zero) != a) {
+    return NotLowered("a_zero_point's type differs from A's");
+  }
+  if (in.b_zero >= 0 && view.has_input(in.b_zero) && view.input_type(in.b_zero) != b) {
+    return NotLowered("b_zero_point's type differs from B's");
+  }
+  PARITY_RETURN_IF_ERROR(RequireOneValue(view, in.a_zero, "a_zero_point"));
+  PARITY_RETURN_IF_ERROR(RequireOneValue(view, in.b_zero, "b_zero_point"));
+  DataType out_type = DataType::kInt32;
+  if (in.y_scale >= 0) {
+    const std::optional<DataType> y = view.input_type(in.y_zero);
+    if (!view.has_input(in.y_zero) || !IsInt8(y)) return NotLowered("y_zero_point absent or not int8 or uint8");
+    out_type = *y;
+    for (int s : {in.a_scale, in.b_scale, in.y_scale}) {
+      const std::optional<DataType> t = view.input_type(s);
+      if (!t || (*t != DataType::kFloat && *t != DataType::kFloat16 && *t != DataType::kBfloat16)) {
+        return NotLowered("a scale that is not float32, float16 or bfloat16");
+      }
+    }
+    PARITY_RETURN_IF_ERROR(RequireOneValue(view, in.a_scale, "a_scale"));
+    PARITY_RETURN_IF_ERROR(RequireOneValue(view, in.y_scale, "y_scale"));
+    PARITY_RETURN_IF_ERROR(RequireOneValue(view, in.y_zero, "y_zero_point"));
+    if (!view.input_dims(in.b_scale) || view.input_dims(in.b_scale)->size() > 1) {
+      return NotLowered("b_scale that is not a scalar or 1-D of known size");
+    }
+  }
+  return Prepared(std::make_unique<IntMatMulNode>(in, *a, *b, out_type), view);
+}
+
+}  // namespace
+
+void AddQuantizedLowerings(Lowering& lowering) {
+  lowering.Add("MatMulInteger", [](const NodeView& v) { return LowerIntMatMul(v, kMatMulInteger); });
+  lowering.Add("QLinearMatMul", [](const NodeView& v) { return LowerIntMatMul(v, kQLinearMatMul); });
+}
 
 }  // namespace parity::adapters::onednn
