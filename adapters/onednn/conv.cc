@@ -268,6 +268,12 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerConvLike(const NodeView& view, bool 
       // pad) when it makes the plan, now: a refusal falls back.
       StatusOr<ConvGeometry> g = Resolve(a, *x, *w);
       if (!g.ok()) return NotLowered(g.status().message());
+      for (size_t i = 0; i < n; ++i) {
+        if (g->pad_l[i] < 0) {
+          return NotLowered("an output_shape beyond what the input reaches (a negative begin pad on spatial axis ", i,
+                            "), which oneDNN's deconvolution does not take");
+        }
+      }
     } else if (!derived) {
       const std::vector<int64_t> pads = Or(a.pads, 2 * n, 0), op = Or(a.output_padding, n, 0);
       if (op.size() != n || pads.size() != 2 * n) return NotLowered("pads or output_padding of the wrong length");
