@@ -8,34 +8,21 @@
 #include <algorithm>
 #include <string>
 
+#include "adapters/onednn/conv_geometry.h"
 #include "adapters/onednn/lowerings.h"
 #include "adapters/onednn/primitive_node.h"
 
 namespace parity::adapters::onednn {
 namespace {
 
-// The attributes of one node that fix its geometry, read once at creation.
-struct ConvAttrs {
-  bool transpose = false;
-  int64_t group = 1;
-  std::string auto_pad = "NOTSET";
-  std::vector<int64_t> kernel;          // kernel_shape, empty: the weights' spatial dims
-  std::vector<int64_t> strides, dilations, pads, output_padding, output_shape;  // empty: not given
-};
-
-// The geometry for one input shape: spatial dims, in ONNX terms.
-struct ConvGeometry {
-  std::vector<int64_t> out_dims;          // the whole ONNX output
-  dnnl_dims strides, dilates, pad_l, pad_r;  // oneDNN's: dilates = ONNX - 1, pad_r may be negative (transpose)
-};
-
 std::vector<int64_t> Or(const std::vector<int64_t>& given, size_t n, int64_t fallback) {
   return given.empty() ? std::vector<int64_t>(n, fallback) : given;
 }
 
-// ONNX's output extents and pads (Conv's "auto_pad" and ConvTranspose's
-// output-shape formulas) for input `x` and weights `w`.
-StatusOr<ConvGeometry> Resolve(const ConvAttrs& a, const std::vector<int64_t>& x, const std::vector<int64_t>& w) {
+}  // namespace
+
+StatusOr<ConvGeometry> ResolveConvGeometry(const ConvAttrs& a, const std::vector<int64_t>& x,
+                                           const std::vector<int64_t>& w) {
   const std::string op = a.transpose ? "ConvTranspose" : "Conv";
   if (x.size() < 3 || x.size() > 5) return InvalidArgument(op, " of a rank-", x.size(), " X (oneDNN takes 3 to 5)");
   if (w.size() != x.size()) return InvalidArgument(op, ": W has rank ", w.size(), ", X has rank ", x.size());
@@ -100,6 +87,8 @@ StatusOr<ConvGeometry> Resolve(const ConvAttrs& a, const std::vector<int64_t>& x
   return g;
 }
 
+namespace {
+
 struct ConvPlan {
   dnnl::primitive primitive;
   // The primitive's layouts and the plain ONNX ones of the same tensors.
@@ -125,7 +114,7 @@ class ConvNode final : public ShapedNode<ConvPlan> {
   StatusOr<ConvPlan> MakePlan(const InputShapes& shapes) override {
     const std::vector<int64_t>& x = shapes[0];
     const std::vector<int64_t>& w = shapes[1];
-    PARITY_ASSIGN_OR_RETURN(ConvGeometry g, Resolve(attrs_, x, w));
+    PARITY_ASSIGN_OR_RETURN(ConvGeometry g, ResolveConvGeometry(attrs_, x, w));
     const int64_t out_channels = g.out_dims[1];
     if (has_bias_ && shapes[2] != std::vector<int64_t>{out_channels}) {
       return InvalidArgument("B is not of shape [", out_channels, "]");
@@ -222,8 +211,9 @@ class ConvNode final : public ShapedNode<ConvPlan> {
   bool has_bias_;
 };
 
-StatusOr<std::unique_ptr<LoweredNode>> LowerConvLike(const NodeView& view, bool transpose) {
-  PARITY_RETURN_IF_ERROR(RequireSameComputedFloat(view, {0, 1, 2}));
+}  // namespace
+
+StatusOr<ConvAttrs> ReadConvAttrs(const NodeView& view, bool transpose) {
   const int64_t rank = view.input_rank(0);
   if (rank < 0) return NotLowered("the rank of X is not known before the run");
   if (rank < 3 || rank > 5) return NotLowered("X of rank ", rank, " (oneDNN convolves 1 to 3 spatial dims)");
@@ -254,19 +244,30 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerConvLike(const NodeView& view, bool 
     a.output_shape = view.GetInts("output_shape").value_or(std::vector<int64_t>{});
     if (a.output_shape.size() == n + 2) a.output_shape.erase(a.output_shape.begin(), a.output_shape.begin() + 2);
     if (!a.output_shape.empty() && a.output_shape.size() != n) return NotLowered("output_shape of the wrong length");
+  }
+  return a;
+}
+
+namespace {
+
+StatusOr<std::unique_ptr<LoweredNode>> LowerConvLike(const NodeView& view, bool transpose) {
+  PARITY_RETURN_IF_ERROR(RequireSameComputedFloat(view, {0, 1, 2}));
+  PARITY_ASSIGN_OR_RETURN(ConvAttrs a, ReadConvAttrs(view, transpose));
+  const size_t n = static_cast<size_t>(view.input_rank(0) - 2);
+  if (transpose) {
     const bool derived = !a.output_shape.empty() || a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER";
     // The pads ConvTranspose derives from output_shape (or SAME) depend on
-    // X's dims; negative ones (an output larger than the input covers) are
-    // a case oneDNN's deconvolution does not take.
+    // X's dims, and oneDNN's deconvolution takes no negative begin pad (an
+    // output larger than the input reaches); a negative end pad (an
+    // output_padding past the end pad) it decides on when the plan is made,
+    // which with unknown dims would be at the run: refused then.
     if (derived && !view.input_dims(0)) {
       return NotLowered("output_shape or SAME auto_pad with X's dims not known before the run");
     }
     const std::vector<int64_t>* x = view.input_dims(0);
     const std::vector<int64_t>* w = view.input_dims(1);
     if (x && w) {
-      // oneDNN decides on negative pads (an output_padding beyond the end
-      // pad) when it makes the plan, now: a refusal falls back.
-      StatusOr<ConvGeometry> g = Resolve(a, *x, *w);
+      StatusOr<ConvGeometry> g = ResolveConvGeometry(a, *x, *w);
       if (!g.ok()) return NotLowered(g.status().message());
       for (size_t i = 0; i < n; ++i) {
         if (g->pad_l[i] < 0) {

@@ -170,6 +170,25 @@ class ConvPoolQuantTest(unittest.TestCase):
                       "yz": np.array(np.iinfo(a_type).max // 4, a_type)}
             self.check(f"qlinearmatmul_per_column_{np.dtype(a_type).name}", node, inputs, opset=21)
 
+    def test_convinteger_grouped_per_channel_zero_points(self):
+        for x_type, w_type in ((np.int8, np.int8), (np.uint8, np.uint8), (np.uint8, np.int8)):
+            node = helper.make_node("ConvInteger", ["x", "w", "xz", "wz"], ["y"], group=2, strides=[2, 1],
+                                    dilations=[1, 2], pads=[1, 2, 0, 1])
+            inputs = {"x": self.ints((2, 4, 7, 9), x_type), "w": self.ints((6, 2, 3, 2), w_type),
+                      "xz": np.array(np.iinfo(x_type).max // 3, x_type), "wz": self.ints((6,), w_type)}
+            self.check(f"convinteger_{np.dtype(x_type).name}_{np.dtype(w_type).name}", node, inputs, opset=10)
+
+    def test_qlinearconv_bias_per_channel_scale(self):
+        for y_type in (np.uint8, np.int8):
+            node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["y"],
+                                    auto_pad="SAME_UPPER", strides=[2, 2])
+            inputs = {"x": self.ints((1, 8, 9, 9), np.uint8), "xs": np.array(0.05, F32), "xz": np.array(120, np.uint8),
+                      "w": self.ints((5, 8, 3, 3), np.uint8), "ws": self.rng.uniform(0.001, 0.01, 5).astype(F32),
+                      "wz": self.ints((5,), np.uint8), "ys": np.array(0.3, F32),
+                      "yz": np.array(np.iinfo(y_type).max // 2, y_type),
+                      "b": self.rng.integers(-5000, 5000, 5).astype(np.int32)}
+            self.check(f"qlinearconv_{np.dtype(y_type).name}", node, inputs, opset=10)
+
 
 def main() -> int:
     global PARITY

@@ -10,11 +10,21 @@
 // "common" zero points); b_scale may be per column of B (a scales mask on
 // B's last dim).
 //
-// ConvInteger and QLinearConv are not lowered: oneDNN 3.2's int8
-// convolution has no weights zero point, and uint8 weights (every ONNX
-// quantized convolution with uint8 W) need one after the shift to int8.
+// ConvInteger and QLinearConv run oneDNN's int8 convolution with x's zero
+// point as its source zero point. oneDNN 3.2's convolution has no weights
+// zero point, so w's (per tensor or per output channel, and the -128 of a
+// uint8 W read as int8) is applied after it, exactly, in int32:
+//   conv(x - xz, w - wz) = conv(x - xz, w) - wz[m] * conv(x - xz, 1)
+// where the second convolution (weights of ones, one output per group)
+// sums each window of x - xz. QLinearConv's requantization,
+// saturate(round_half_even((acc + B) * x_scale * w_scale[m] / y_scale) + yz),
+// is then done on the host in double, as ONNX's formula reads.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
+
+#include "adapters/onednn/conv_geometry.h"
 
 #include "adapters/onednn/lowerings.h"
 #include "adapters/onednn/primitive_node.h"
@@ -201,11 +211,185 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerIntMatMul(const NodeView& view, cons
   return Prepared(std::make_unique<IntMatMulNode>(in, *a, *b, out_type), view);
 }
 
+
+// Where each operand of a quantized convolution sits; -1: none.
+struct QConvInputs {
+  int x = 0, x_scale = -1, x_zero = 2, w = 1, w_scale = -1, w_zero = 3, y_scale = -1, y_zero = -1, bias = -1;
+};
+constexpr QConvInputs kConvInteger{};
+constexpr QConvInputs kQLinearConv{0, 1, 2, 3, 4, 5, 6, 7, 8};
+
+struct QConvPlan {
+  dnnl::convolution_forward conv, window_sums;  // window_sums: weights of ones, one output per group
+  dnnl::memory::desc x, w, acc, ones_w, sums;
+  std::vector<int8_t> ones;
+  std::vector<int64_t> out_dims;
+  int64_t out_channels = 0, group = 1, plane = 1;  // plane: output positions per channel
+};
+
+class QConvNode final : public ShapedNode<QConvPlan> {
+ public:
+  QConvNode(QConvInputs in, ConvAttrs attrs, DataType x_type, DataType w_type, DataType out_type)
+      : in_(in), attrs_(std::move(attrs)), x_type_(x_type), w_type_(w_type), out_type_(out_type) {}
+
+ protected:
+  StatusOr<QConvPlan> MakePlan(const InputShapes& shapes) override {
+    const std::vector<int64_t>& x = shapes[static_cast<size_t>(in_.x)];
+    const std::vector<int64_t>& w = shapes[static_cast<size_t>(in_.w)];
+    PARITY_ASSIGN_OR_RETURN(ConvGeometry g, ResolveConvGeometry(attrs_, x, w));
+    QConvPlan plan;
+    plan.out_dims = g.out_dims;
+    plan.out_channels = g.out_dims[1];
+    plan.group = attrs_.group;
+    for (size_t i = 2; i < g.out_dims.size(); ++i) plan.plane *= g.out_dims[i];
+    const std::vector<int64_t> kernel(w.begin() + 2, w.end());
+    std::vector<int64_t> wd = kernel, ones_d = kernel;
+    wd.insert(wd.begin(), {plan.out_channels / plan.group, w[1]});
+    ones_d.insert(ones_d.begin(), {1, w[1]});
+    if (plan.group > 1) {
+      wd.insert(wd.begin(), plan.group);
+      ones_d.insert(ones_d.begin(), plan.group);
+    }
+    plan.x = PlainDesc(x, *DnnlType(x_type_));
+    plan.w = PlainDesc(wd, dnnl_dt::s8);  // a uint8 W is shifted into int8 at run
+    plan.acc = PlainDesc(g.out_dims, dnnl_dt::s32);
+    plan.ones_w = PlainDesc(ones_d, dnnl_dt::s8);
+    std::vector<int64_t> sums_dims = g.out_dims;
+    sums_dims[1] = plan.group;
+    plan.sums = PlainDesc(sums_dims, dnnl_dt::s32);
+    int64_t ones_count = 1;
+    for (int64_t d : ones_d) ones_count *= d;
+    plan.ones.assign(static_cast<size_t>(ones_count), 1);
+    dnnl::primitive_attr attr;
+    attr.set_zero_points_mask(DNNL_ARG_SRC, 0);
+    const auto fwd = dnnl::prop_kind::forward_inference;
+    const auto direct = dnnl::algorithm::convolution_direct;
+    plan.conv = dnnl::convolution_forward(dnnl::convolution_forward::primitive_desc(
+        Engine(), fwd, direct, plan.x, plan.w, plan.acc, g.strides, g.dilates, g.pad_l, g.pad_r, attr));
+    plan.window_sums = dnnl::convolution_forward(dnnl::convolution_forward::primitive_desc(
+        Engine(), fwd, direct, plan.x, plan.ones_w, plan.sums, g.strides, g.dilates, g.pad_l, g.pad_r, attr));
+    return plan;
+  }
+
+  StatusOr<std::vector<Value>> Execute(const QConvPlan& plan, const KernelContext& ctx) override {
+    const Tensor& x = ctx.tensor(static_cast<size_t>(in_.x));
+    const Tensor& w = ctx.tensor(static_cast<size_t>(in_.w));
+    int32_t x_zero = ZeroPoint(ctx, in_.x_zero);
+    // w's zero point per output channel, moved by -128 with a uint8 W.
+    std::vector<int64_t> w_zero(static_cast<size_t>(plan.out_channels), 0);
+    if (ctx.has_input(static_cast<size_t>(in_.w_zero))) {
+      const Tensor& z = ctx.tensor(static_cast<size_t>(in_.w_zero));
+      if (z.size() != 1 && z.size() != plan.out_channels) {
+        return ctx.Error("w_zero_point has ", z.size(), " values for ", plan.out_channels, " output channels");
+      }
+      for (int64_t m = 0; m < plan.out_channels; ++m) w_zero[static_cast<size_t>(m)] = z.GetInt64(z.size() == 1 ? 0 : m);
+    }
+    std::vector<uint8_t> shifted;
+    const void* w_data = w.raw_bytes();
+    if (w_type_ == DataType::kUint8) {
+      shifted.resize(w.byte_size());
+      for (size_t i = 0; i < shifted.size(); ++i) shifted[i] = w.raw_bytes()[i] ^ 0x80;
+      w_data = shifted.data();
+      for (int64_t& z : w_zero) z -= 128;
+    }
+    const bool any_w_zero = std::any_of(w_zero.begin(), w_zero.end(), [](int64_t z) { return z != 0; });
+    PARITY_ASSIGN_OR_RETURN(Tensor acc, NewTensor(DataType::kInt32, plan.out_dims));
+    std::vector<int32_t> sums;
+    if (acc.size() > 0) {
+      const dnnl::memory zero_mem(dnnl::memory::desc({1}, dnnl_dt::s32, {1}), Engine(), &x_zero);
+      const dnnl::memory x_mem = Wrap(x, plan.x);
+      plan.conv.execute(Stream(), {{DNNL_ARG_SRC, x_mem},
+                                   {DNNL_ARG_WEIGHTS, HostMemory(plan.w, const_cast<void*>(w_data))},
+                                   {DNNL_ARG_DST, Wrap(acc, plan.acc)},
+                                   {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero_mem}});
+      if (any_w_zero) {
+        sums.resize(static_cast<size_t>(acc.size() / plan.out_channels * plan.group));
+        plan.window_sums.execute(Stream(), {{DNNL_ARG_SRC, x_mem},
+                                            {DNNL_ARG_WEIGHTS, HostMemory(plan.ones_w, const_cast<int8_t*>(plan.ones.data()))},
+                                            {DNNL_ARG_DST, HostMemory(plan.sums, sums.data())},
+                                            {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero_mem}});
+      }
+      Stream().wait();
+    }
+    int32_t* a = reinterpret_cast<int32_t*>(acc.mutable_raw_bytes());
+    const int64_t per_group = plan.out_channels / plan.group;
+    if (any_w_zero) {
+      for (int64_t i = 0; i < acc.size(); ++i) {
+        const int64_t m = (i / plan.plane) % plan.out_channels, n = i / plan.plane / plan.out_channels;
+        const int64_t s = sums[static_cast<size_t>((n * plan.group + m / per_group) * plan.plane + i % plan.plane)];
+        a[i] = static_cast<int32_t>(a[i] - w_zero[static_cast<size_t>(m)] * s);
+      }
+    }
+    if (in_.y_scale < 0) return std::vector<Value>{Value::FromTensor(std::move(acc))};
+    return Requantize(plan, ctx, acc);
+  }
+
+ private:
+  StatusOr<std::vector<Value>> Requantize(const QConvPlan& plan, const KernelContext& ctx, const Tensor& acc) {
+    const Tensor& ws = ctx.tensor(static_cast<size_t>(in_.w_scale));
+    if (ws.size() != 1 && ws.size() != plan.out_channels) {
+      return ctx.Error("w_scale has ", ws.size(), " values for ", plan.out_channels, " output channels");
+    }
+    const double xs = ctx.tensor(static_cast<size_t>(in_.x_scale)).GetDouble(0);
+    const double ys = ctx.tensor(static_cast<size_t>(in_.y_scale)).GetDouble(0);
+    const int64_t y_zero = ZeroPoint(ctx, in_.y_zero);
+    std::vector<int64_t> bias(static_cast<size_t>(plan.out_channels), 0);
+    if (in_.bias >= 0 && ctx.has_input(static_cast<size_t>(in_.bias))) {
+      const Tensor& b = ctx.tensor(static_cast<size_t>(in_.bias));
+      if (b.size() != plan.out_channels) return ctx.Error("B has ", b.size(), " values for ", plan.out_channels, " channels");
+      bias = b.ToInt64s();
+    }
+    const double lo = out_type_ == DataType::kUint8 ? 0 : -128, hi = out_type_ == DataType::kUint8 ? 255 : 127;
+    PARITY_ASSIGN_OR_RETURN(Tensor y, NewTensor(out_type_, plan.out_dims));
+    const int32_t* a = reinterpret_cast<const int32_t*>(acc.raw_bytes());
+    uint8_t* out = y.mutable_raw_bytes();
+    for (int64_t i = 0; i < y.size(); ++i) {
+      const int64_t m = (i / plan.plane) % plan.out_channels;
+      const double scale = xs * ws.GetDouble(ws.size() == 1 ? 0 : m) / ys;
+      const double real = static_cast<double>(a[i] + bias[static_cast<size_t>(m)]) * scale;
+      const double q = std::clamp((std::isnan(real) ? 0.0 : std::nearbyint(real)) + static_cast<double>(y_zero), lo, hi);
+      if (out_type_ == DataType::kUint8) {
+        out[i] = static_cast<uint8_t>(q);
+      } else {
+        const int8_t v = static_cast<int8_t>(q);
+        std::memcpy(out + i, &v, 1);
+      }
+    }
+    return std::vector<Value>{Value::FromTensor(std::move(y))};
+  }
+
+  QConvInputs in_;
+  ConvAttrs attrs_;
+  DataType x_type_, w_type_, out_type_;
+};
+
+StatusOr<std::unique_ptr<LoweredNode>> LowerQConv(const NodeView& view, const QConvInputs& in) {
+  const std::optional<DataType> x = view.input_type(in.x), w = view.input_type(in.w);
+  if (!IsInt8(x) || !IsInt8(w)) return NotLowered("x and w must be int8 or uint8 (oneDNN's int8 convolution)");
+  if (view.has_input(in.x_zero) && view.input_type(in.x_zero) != x) return NotLowered("x_zero_point's type differs from x's");
+  if (view.has_input(in.w_zero) && view.input_type(in.w_zero) != w) return NotLowered("w_zero_point's type differs from w's");
+  PARITY_RETURN_IF_ERROR(RequireOneValue(view, in.x_zero, "x_zero_point"));
+  PARITY_ASSIGN_OR_RETURN(ConvAttrs attrs, ReadConvAttrs(view, false));
+  DataType out_type = DataType::kInt32;
+  if (in.y_scale >= 0) {
+    const std::optional<DataType> y = view.input_type(in.y_zero);
+    out_type = view.has_input(in.y_zero) ? y.value_or(DataType::kUndefined) : *x;
+    if (!IsInt8(out_type)) return NotLowered("y_zero_point is not int8 or uint8");
+    PARITY_RETURN_IF_ERROR(RequireOneValue(view, in.x_scale, "x_scale"));
+    PARITY_RETURN_IF_ERROR(RequireOneValue(view, in.y_scale, "y_scale"));
+    PARITY_RETURN_IF_ERROR(RequireOneValue(view, in.y_zero, "y_zero_point"));
+    if (view.has_input(in.bias) && view.input_type(in.bias) != DataType::kInt32) return NotLowered("B that is not int32");
+  }
+  return Prepared(std::make_unique<QConvNode>(in, std::move(attrs), *x, *w, out_type), view);
+}
+
 }  // namespace
 
 void AddQuantizedLowerings(Lowering& lowering) {
   lowering.Add("MatMulInteger", [](const NodeView& v) { return LowerIntMatMul(v, kMatMulInteger); });
   lowering.Add("QLinearMatMul", [](const NodeView& v) { return LowerIntMatMul(v, kQLinearMatMul); });
+  lowering.Add("ConvInteger", [](const NodeView& v) { return LowerQConv(v, kConvInteger); });
+  lowering.Add("QLinearConv", [](const NodeView& v) { return LowerQConv(v, kQLinearConv); });
 }
 
 }  // namespace parity::adapters::onednn
