@@ -189,6 +189,39 @@ class ConvPoolQuantTest(unittest.TestCase):
                       "b": self.rng.integers(-5000, 5000, 5).astype(np.int32)}
             self.check(f"qlinearconv_{np.dtype(y_type).name}", node, inputs, opset=10)
 
+    def qdq_matmul_case(self, name, with_quantize, a_type=np.uint8, w_type=np.int8):
+        """DequantizeLinear(a), DequantizeLinear(w, per column) -> MatMul [-> QuantizeLinear]."""
+        nodes = [helper.make_node("DequantizeLinear", ["aq", "as", "az"], ["a"]),
+                 helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["w"], axis=1),
+                 helper.make_node("MatMul", ["a", "w"], ["y" if with_quantize else "out"])]
+        inputs = {"aq": self.ints((2, 5, 64), a_type), "as": np.array(0.031, F32), "az": np.array(17, a_type),
+                  "wq": self.ints((64, 24), w_type), "ws": self.rng.uniform(0.002, 0.02, 24).astype(F32),
+                  "wz": np.zeros(24, w_type)}  # per-axis scale: the zero point takes its shape
+        if with_quantize:
+            nodes.append(helper.make_node("QuantizeLinear", ["y", "ys", "yz"], ["out"]))
+            inputs.update({"ys": np.array(0.37, F32), "yz": np.array(-4, np.int8)})
+        graph_inputs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+                        for n, a in inputs.items()]
+        graph = helper.make_graph(nodes, name, graph_inputs,
+                                  [helper.make_tensor_value_info("out", TensorProto.UNDEFINED, None)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+        case_dir = os.path.join(self.tmp.name, name)
+        os.makedirs(os.path.join(case_dir, "test_data_set_0"))
+        onnx.save(model, os.path.join(case_dir, "model.onnx"))
+        for k, (n, a) in enumerate(inputs.items()):
+            with open(os.path.join(case_dir, "test_data_set_0", f"input_{k}.pb"), "wb") as f:
+                f.write(numpy_helper.from_array(a, n).SerializeToString())
+        subprocess.run([PARITY, "expect", case_dir], check=True, capture_output=True)
+        return run_onednn(case_dir, os.path.join(self.tmp.name, "run-" + name))
+
+    def test_qdq_matmul_region(self):
+        result = self.qdq_matmul_case("qdq_matmul_float_out", with_quantize=False)
+        self.assertEqual(result["state"], "PASS", result.get("message", ""))
+        self.assertEqual(result["placement"], {"cpu": 3})
+        result = self.qdq_matmul_case("qdq_matmul_quantized_out", with_quantize=True)
+        self.assertEqual(result["state"], "PASS", result.get("message", ""))
+        self.assertEqual(result["placement"], {"cpu": 4})
+
 
 def main() -> int:
     global PARITY

@@ -91,7 +91,7 @@ class IntMatMulNode final : public ShapedNode<IntMatMulPlan> {
     dnnl::primitive_attr attr;
     attr.set_zero_points_mask(DNNL_ARG_SRC, 0);
     attr.set_zero_points_mask(DNNL_ARG_WEIGHTS, 0);
-    if (in_.y_scale >= 0) {
+    if (in_.a_scale >= 0) {
       const std::vector<int64_t>& bs = shapes[static_cast<size_t>(in_.b_scale)];
       int64_t count = 1;
       for (int64_t d : bs) count *= d;
@@ -101,6 +101,8 @@ class IntMatMulNode final : public ShapedNode<IntMatMulPlan> {
       }
       attr.set_scales_mask(DNNL_ARG_SRC, 0);
       attr.set_scales_mask(DNNL_ARG_WEIGHTS, plan.per_column_scale ? 1 << (rank - 1) : 0);
+    }
+    if (in_.y_scale >= 0) {
       attr.set_scales_mask(DNNL_ARG_DST, 0);
       attr.set_zero_points_mask(DNNL_ARG_DST, 0);
     }
@@ -130,15 +132,17 @@ class IntMatMulNode final : public ShapedNode<IntMatMulPlan> {
         {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, HostMemory(one_s32, &a_zero)},
         {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_WEIGHTS, HostMemory(one_s32, &b_zero)}};
     std::vector<float> a_scale, b_scale, y_scale;
-    if (in_.y_scale >= 0) {
+    const dnnl::memory::desc one_f32({1}, dnnl_dt::f32, {1});
+    if (in_.a_scale >= 0) {
       a_scale = Scales(ctx.tensor(static_cast<size_t>(in_.a_scale)));
       b_scale = Scales(ctx.tensor(static_cast<size_t>(in_.b_scale)));
-      y_scale = Scales(ctx.tensor(static_cast<size_t>(in_.y_scale)));
-      const dnnl::memory::desc one_f32({1}, dnnl_dt::f32, {1});
       const int64_t nb = static_cast<int64_t>(b_scale.size());
       args[DNNL_ARG_ATTR_SCALES | DNNL_ARG_SRC] = HostMemory(one_f32, a_scale.data());
       args[DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS] =
           HostMemory(dnnl::memory::desc({nb}, dnnl_dt::f32, {1}), b_scale.data());
+    }
+    if (in_.y_scale >= 0) {
+      y_scale = Scales(ctx.tensor(static_cast<size_t>(in_.y_scale)));
       args[DNNL_ARG_ATTR_SCALES | DNNL_ARG_DST] = HostMemory(one_f32, y_scale.data());
       args[DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST] = HostMemory(one_s32, &y_zero);
     }
@@ -146,6 +150,10 @@ class IntMatMulNode final : public ShapedNode<IntMatMulPlan> {
       // K = 0: sums of nothing. MatMulInteger's are 0; QLinearMatMul's are y_zero_point.
       const int64_t fill = in_.y_scale >= 0 ? y_zero : 0;
       for (int64_t i = 0; i < out.size(); ++i) {
+        if (fill == 0) {
+          std::fill(out.mutable_raw_bytes(), out.mutable_raw_bytes() + out.byte_size(), 0);  // 0 of any type
+          break;
+        }
         if (plan.out_type == DataType::kInt32) {
           const int32_t v = static_cast<int32_t>(fill);
           std::memcpy(out.mutable_raw_bytes() + 4 * i, &v, 4);
@@ -211,6 +219,151 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerIntMatMul(const NodeView& view, cons
   return Prepared(std::make_unique<IntMatMulNode>(in, *a, *b, out_type), view);
 }
 
+
+// The QDQ form of a quantized MatMul, as one region:
+//   DequantizeLinear(aq) and DequantizeLinear(wq) feeding MatMul, and
+//   optionally a QuantizeLinear reading only the MatMul's output.
+// The graph computes in float: each dequantized value rounded to float32,
+// then a float32 MatMul (and QuantizeLinear rounding that). The region
+// computes what those nodes stand for: oneDNN's exact int32 sums of
+// (aq - az) wq, less wz[n] times the row sums of aq - az (w's zero point
+// may be per column, which oneDNN's matmul does not take), scaled once in
+// double by as * ws[n] (and / ys, rounded half to even and saturated, with
+// the QuantizeLinear). Its float output is closer to the exact value than
+// the graph's; a quantized output may differ from the graph's by one step
+// where the graph's float result lies within its own rounding of a tie.
+// Inputs: aq, as, az, wq, ws, wz, [ys, yz]; W is 2-D (a weight matrix).
+class QdqMatMulNode final : public LoweredNode {
+ public:
+  QdqMatMulNode(DataType a_type, DataType w_type, DataType out_type, bool quantize)
+      : sums_(QuantInputs{0, -1, 2, 3, -1, -1, -1, -1}, a_type, w_type, DataType::kInt32),
+        out_type_(out_type), quantize_(quantize) {}
+
+  Status Prepare(const NodeView& view) { return sums_.Prepare(view); }
+  bool deferred() const override { return sums_.deferred(); }
+
+  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
+    PARITY_ASSIGN_OR_RETURN(std::vector<Value> acc_value, sums_.Run(ctx));
+    const Tensor& acc = acc_value[0].tensor();
+    const Tensor& a = ctx.tensor(0);
+    const int64_t n_cols = ctx.tensor(3).shape()[1], k = ctx.tensor(3).shape()[0];
+    const Tensor& ws = ctx.tensor(4);
+    if (ws.size() != 1 && ws.size() != n_cols) return ctx.Error("w's scale has ", ws.size(), " values for ", n_cols, " columns");
+    std::vector<int64_t> wz(static_cast<size_t>(n_cols), 0);
+    if (ctx.has_input(5)) {
+      const Tensor& z = ctx.tensor(5);
+      if (z.size() != ws.size()) return ctx.Error("w's zero point and scale differ in size");
+      for (int64_t n = 0; n < n_cols; ++n) wz[static_cast<size_t>(n)] = z.GetInt64(z.size() == 1 ? 0 : n);
+    }
+    const int64_t az = ZeroPoint(ctx, 2);
+    const double as = ctx.tensor(1).GetDouble(0);
+    double ys = 1;
+    int64_t yz = 0;
+    if (quantize_) {
+      ys = ctx.tensor(6).GetDouble(0);
+      yz = ZeroPoint(ctx, 7);
+    }
+    // Row sums of aq - az, for the per-column zero point of w.
+    const int64_t rows = k > 0 ? a.size() / k : acc.size() / std::max<int64_t>(n_cols, 1);
+    std::vector<int64_t> row_sums(static_cast<size_t>(rows), 0);
+    for (int64_t r = 0; r < rows && k > 0; ++r) {
+      for (int64_t j = 0; j < k; ++j) row_sums[static_cast<size_t>(r)] += a.GetInt64(r * k + j) - az;
+    }
+    PARITY_ASSIGN_OR_RETURN(Tensor out, NewTensor(out_type_, acc.shape()));
+    const int32_t* sums = reinterpret_cast<const int32_t*>(acc.raw_bytes());
+    const double lo = out_type_ == DataType::kUint8 ? 0 : -128, hi = out_type_ == DataType::kUint8 ? 255 : 127;
+    for (int64_t i = 0; i < out.size(); ++i) {
+      const int64_t n = i % n_cols, r = i / n_cols;
+      const int64_t exact = sums[i] - wz[static_cast<size_t>(n)] * row_sums[static_cast<size_t>(r)];
+      const double real = static_cast<double>(exact) * as * ws.GetDouble(ws.size() == 1 ? 0 : n);
+      if (!quantize_) {
+        const float v = static_cast<float>(real);
+        std::memcpy(out.mutable_raw_bytes() + 4 * i, &v, 4);
+        continue;
+      }
+      const double scaled = real / ys;
+      const double q = std::clamp((std::isnan(scaled) ? 0.0 : std::nearbyint(scaled)) + static_cast<double>(yz), lo, hi);
+      if (out_type_ == DataType::kUint8) {
+        out.mutable_raw_bytes()[i] = static_cast<uint8_t>(q);
+      } else {
+        const int8_t v = static_cast<int8_t>(q);
+        std::memcpy(out.mutable_raw_bytes() + i, &v, 1);
+      }
+    }
+    return std::vector<Value>{Value::FromTensor(std::move(out))};
+  }
+
+ private:
+  IntMatMulNode sums_;
+  DataType out_type_;
+  bool quantize_;
+};
+
+bool IsDequantize(const RegionView& v, int node, int reader) {
+  return node >= 0 && !v.taken(node) && v.node(node).op_type() == "DequantizeLinear" &&
+         CanonicalDomain(v.node(node).domain()).empty() && v.sole_consumer(node) == reader;
+}
+
+// A DequantizeLinear (or QuantizeLinear) with a float32 scale and an 8-bit
+// quantized side, per tensor unless `per_axis` >= 0 names the one axis its
+// scale and zero point may run along.
+Status RequireQdqParams(const NodeView& n, int q_input, int64_t per_axis, const std::string& what) {
+  if (n.GetInt("block_size", 0) != 0) return NotLowered(what, ": blocked quantization");
+  if (n.GetInt("output_dtype", 0) != 0) return NotLowered(what, ": an output_dtype attribute");
+  if (n.input_type(1) != DataType::kFloat) return NotLowered(what, ": a scale that is not float32");
+  const std::optional<DataType> q = n.input_type(q_input);
+  if (!IsInt8(q)) return NotLowered(what, ": not int8 or uint8");
+  if (n.has_input(2) && n.input_type(2) != q) return NotLowered(what, ": a zero point of another type");
+  const std::vector<int64_t>* scale = n.input_dims(1);
+  if (!scale) return NotLowered(what, ": a scale of unknown dims");
+  int64_t count = 1;
+  for (int64_t d : *scale) count *= d;
+  if (per_axis >= 0 && scale->size() == 1 && count != 1) {
+    int64_t axis = n.GetInt("axis", 1);
+    if (axis < 0) axis += n.input_rank(0);
+    if (axis != per_axis) return NotLowered(what, ": a scale along axis ", axis, " (the region scales W per column)");
+    return Status::Ok();
+  }
+  PARITY_RETURN_IF_ERROR(RequireOneValue(n, 2, (what + "'s zero point").c_str()));
+  return RequireOneValue(n, 1, (what + "'s scale").c_str());
+}
+
+StatusOr<std::optional<RegionClaim>> QdqMatMulRegion(const RegionView& v) {
+  const onnx::NodeProto& mm = v.node(v.anchor());
+  if (mm.input_size() != 2) return std::optional<RegionClaim>();
+  const int dx = v.producer(mm.input(0)), dw = v.producer(mm.input(1));
+  if (!IsDequantize(v, dx, v.anchor()) || !IsDequantize(v, dw, v.anchor())) return std::optional<RegionClaim>();
+  const NodeView x = v.view(dx), w = v.view(dw);
+  if (x.input_rank(0) < 2 || w.input_rank(0) != 2) return NotLowered("QDQ MatMul: A of rank < 2 or W not 2-D");
+  PARITY_RETURN_IF_ERROR(RequireQdqParams(x, 0, -1, "QDQ MatMul's A"));
+  PARITY_RETURN_IF_ERROR(RequireQdqParams(w, 0, 1, "QDQ MatMul's W"));
+  RegionClaim claim;
+  claim.nodes = {dx, dw, v.anchor()};
+  claim.inputs = {x.node().input(0), x.node().input(1), x.has_input(2) ? x.node().input(2) : "",
+                  w.node().input(0), w.node().input(1), w.has_input(2) ? w.node().input(2) : ""};
+  DataType out_type = DataType::kFloat;
+  const int q = v.sole_consumer(v.anchor());
+  if (q >= 0 && v.node(q).op_type() == "QuantizeLinear" && CanonicalDomain(v.node(q).domain()).empty()) {
+    const NodeView qv = v.view(q);
+    // Without a zero point QuantizeLinear makes uint8 (or its output_dtype): left to its own lowering.
+    if (qv.has_input(2) && RequireQdqParams(qv, 2, -1, "QDQ MatMul's Y").ok()) {
+      claim.nodes.push_back(q);
+      claim.inputs.push_back(qv.node().input(1));
+      claim.inputs.push_back(qv.node().input(2));
+      out_type = *qv.input_type(2);
+    }
+  }
+  claim.outputs = {v.node(claim.nodes.back()).output(0)};
+  // A node of the region's own inputs, for the plan's shapes at creation.
+  onnx::NodeProto inputs_node;
+  for (const std::string& name : claim.inputs) inputs_node.add_input(name);
+  const NodeView inputs_view(inputs_node, 0, v.facts());
+  auto runner = std::make_unique<QdqMatMulNode>(*x.input_type(0), *w.input_type(0), out_type, claim.nodes.size() == 4);
+  Status prepared = runner->Prepare(inputs_view);
+  if (!prepared.ok()) return NotLowered("QDQ MatMul: ", prepared.message());
+  claim.runner = std::move(runner);
+  return std::optional<RegionClaim>(std::move(claim));
+}
 
 // Where each operand of a quantized convolution sits; -1: none.
 struct QConvInputs {
@@ -388,6 +541,7 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerQConv(const NodeView& view, const QC
 void AddQuantizedLowerings(Lowering& lowering) {
   lowering.Add("MatMulInteger", [](const NodeView& v) { return LowerIntMatMul(v, kMatMulInteger); });
   lowering.Add("QLinearMatMul", [](const NodeView& v) { return LowerIntMatMul(v, kQLinearMatMul); });
+  lowering.AddRegion("MatMul", QdqMatMulRegion);
   lowering.Add("ConvInteger", [](const NodeView& v) { return LowerQConv(v, kConvInteger); });
   lowering.Add("QLinearConv", [](const NodeView& v) { return LowerQConv(v, kQLinearConv); });
 }
