@@ -222,6 +222,44 @@ class ConvPoolQuantTest(unittest.TestCase):
         self.assertEqual(result["state"], "PASS", result.get("message", ""))
         self.assertEqual(result["placement"], {"cpu": 4})
 
+    def resize_case(self, name, x, sizes, placement=None, **attrs):
+        """Resize with `sizes` as an initializer (known at creation, as the lowering needs)."""
+        node = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], **attrs)
+        graph = helper.make_graph([node], name, [helper.make_tensor_value_info(
+            "x", helper.np_dtype_to_tensor_dtype(x.dtype), x.shape)],
+            [helper.make_tensor_value_info("y", TensorProto.UNDEFINED, None)],
+            initializer=[numpy_helper.from_array(np.array(sizes, np.int64), "sizes")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10)
+        case_dir = os.path.join(self.tmp.name, name)
+        os.makedirs(os.path.join(case_dir, "test_data_set_0"))
+        onnx.save(model, os.path.join(case_dir, "model.onnx"))
+        with open(os.path.join(case_dir, "test_data_set_0", "input_0.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(x, "x").SerializeToString())
+        subprocess.run([PARITY, "expect", case_dir], check=True, capture_output=True)
+        result = run_onednn(case_dir, os.path.join(self.tmp.name, "run-" + name))
+        self.assertEqual(result["state"], "PASS", f"{name}: {result.get('message', '')}")
+        self.assertEqual(result["placement"], placement or {"cpu": 1}, name)
+
+    def test_resize_nearest(self):
+        # Upsampling by 12/5 and 8/4: no coordinate is a tie, so the default round_prefer_floor is claimed.
+        self.resize_case("resize_nearest_up", self.normal((1, 2, 4, 5), F32), [1, 2, 8, 12])
+        self.resize_case("resize_nearest_up_u8", self.ints((2, 3, 4, 5), np.uint8), [2, 3, 8, 10],
+                         nearest_mode="round_prefer_ceil")
+        # Downsampling by 2: every coordinate is a tie; oneDNN rounds up, as round_prefer_ceil does.
+        self.resize_case("resize_nearest_down_ceil", self.normal((1, 1, 8, 6), F16), [1, 1, 4, 3],
+                         nearest_mode="round_prefer_ceil")
+        self.resize_case("resize_nearest_down_floor", self.normal((1, 1, 8, 6), F32), [1, 1, 4, 3],
+                         placement={"reference": 1})
+
+    def test_resize_linear(self):
+        for dtype in (F32, BF16):
+            self.resize_case(f"resize_linear_{np.dtype(dtype).name}", self.normal((2, 3, 5, 7), dtype),
+                             [2, 3, 9, 4], mode="linear")
+        self.resize_case("resize_linear_3d_pytorch", self.normal((1, 2, 3, 4, 5), F32), [1, 2, 6, 3, 7],
+                         mode="linear", coordinate_transformation_mode="pytorch_half_pixel")
+        self.resize_case("resize_linear_align_corners", self.normal((1, 1, 4, 4), F32), [1, 1, 7, 7],
+                         mode="linear", coordinate_transformation_mode="align_corners", placement={"reference": 1})
+
 
 def main() -> int:
     global PARITY
