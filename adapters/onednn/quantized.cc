@@ -332,7 +332,9 @@ StatusOr<std::optional<RegionClaim>> QdqMatMulRegion(const RegionView& v) {
   const onnx::NodeProto& mm = v.node(v.anchor());
   if (mm.input_size() != 2) return std::optional<RegionClaim>();
   const int dx = v.producer(mm.input(0)), dw = v.producer(mm.input(1));
-  if (!IsDequantize(v, dx, v.anchor()) || !IsDequantize(v, dw, v.anchor())) return std::optional<RegionClaim>();
+  if (dx == dw || !IsDequantize(v, dx, v.anchor()) || !IsDequantize(v, dw, v.anchor())) {
+    return std::optional<RegionClaim>();
+  }
   const NodeView x = v.view(dx), w = v.view(dw);
   if (x.input_rank(0) < 2 || w.input_rank(0) != 2) return NotLowered("QDQ MatMul: A of rank < 2 or W not 2-D");
   PARITY_RETURN_IF_ERROR(RequireQdqParams(x, 0, -1, "QDQ MatMul's A"));
