@@ -17,7 +17,7 @@ void AddQuantizedLowerings(Lowering& lowering);  // quantized.cc: quantized MatM
 void AddNormLowerings(Lowering& lowering);  // norm.cc: LayerNormalization, BatchNormalization and RMSNormalization
 void AddReduceLowerings(Lowering& lowering);  // reduce.cc: the Reduce operators on oneDNN's reduction primitive
 void AddLayoutLowerings(Lowering& lowering);  // layout.cc: Concat, Transpose as a reorder, and the shape-only operators as views
-void AddAttentionLowerings(Lowering& lowering);  // attention.cc: Attention (opsets 23 and 24), TensorScatter in place and RotaryEmbedding
+void AddAttentionLowerings(Lowering& lowering);  // attention.cc: Attention (opsets 23 to 25), TensorScatter in place and RotaryEmbedding
 
 // Every family's entries; built on first use.
 const Lowering& OneDnnLowering();

@@ -106,8 +106,10 @@ KernelResult Conv(const KernelContext& ctx) {
   // X checked once here spares every block's product a scan of its columns.
   bool finite = false;
   const DoubleBuffer xv = ReadAllDoubles(*x, &finite);
+  // The conventional arithmetic sums in float32 steps where the data is
+  // float32 or narrower (spec/tolerance.md, "Error budgets").
   ConvByGemm(xv.get(), x->shape(), wv.data(), s.out_channels, s.group, s.window, bias.empty() ? nullptr : bias.data(),
-             &out, finite);
+             &out, finite, ctx.float32_sums() && IsFloat32OrHalf(x->dtype()));
   return Single(std::move(out));
 }
 

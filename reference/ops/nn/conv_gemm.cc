@@ -44,7 +44,7 @@ int64_t ChannelsPerTask(int64_t out_per_group, int64_t kernel_size) {
 }
 
 void ConvByGemm(const double* x, const Shape& x_shape, const double* w, int64_t out_channels, int64_t group,
-                const Window& win, const double* bias, Tensor* y, bool finite) {
+                const Window& win, const double* bias, Tensor* y, bool finite, bool float32_steps) {
   const int64_t batch = x_shape[0];
   const int64_t channels = x_shape[1];
   const int64_t in_per_group = channels / group;
@@ -75,12 +75,20 @@ void ConvByGemm(const double* x, const Shape& x_shape, const double* w, int64_t 
       columns = MatrixView{cols.get(), count, false, finite};
     }
     auto out = std::make_unique_for_overwrite<double[]>(static_cast<size_t>(out_per_group * count));
-    GemmDoubleSerial(out_per_group, count, rows, MatrixView{w + g * out_per_group * rows, rows, false, finite}, columns,
-                     out.get(), count);
+    const MatrixView weights{w + g * out_per_group * rows, rows, false, finite};
+    if (float32_steps) {
+      GemmInOrder(out_per_group, count, rows, weights, columns, out.get(), count, true);
+    } else {
+      GemmDoubleSerial(out_per_group, count, rows, weights, columns, out.get(), count);
+    }
     for (int64_t m = 0; m < out_per_group; ++m) {
       const int64_t channel = g * out_per_group + m;
       double* row = out.get() + m * count;
-      if (bias != nullptr) {
+      if (bias != nullptr && float32_steps) {
+        for (int64_t j = 0; j < count; ++j) {
+          row[j] = static_cast<float>(static_cast<float>(row[j]) + static_cast<float>(bias[channel]));
+        }
+      } else if (bias != nullptr) {
         for (int64_t j = 0; j < count; ++j) row[j] += bias[channel];
       }
       y->WriteDoubles((n * out_channels + channel) * positions + begin, count, row);

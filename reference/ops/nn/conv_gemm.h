@@ -36,8 +36,12 @@ int64_t ChannelsPerTask(int64_t out_per_group, int64_t kernel_size);
 // (n, g, block of output positions): im2col, then W_g x cols.
 // `finite`: the caller has checked that x and w hold no infinity or NaN
 // (HoldsSpecialValue of gemm.h), so the products skip their own scans.
+// `float32_steps`: the conventional arithmetic (KernelContext::float32_sums):
+// each output's sum over the window in order, every partial sum and the
+// bias's addition rounded to float32 (GemmInOrder), as a float32-accumulating
+// kernel does; else in double (GemmDoubleSerial).
 void ConvByGemm(const double* x, const Shape& x_shape, const double* w, int64_t out_channels, int64_t group,
-                const Window& win, const double* bias, Tensor* y, bool finite);
+                const Window& win, const double* bias, Tensor* y, bool finite, bool float32_steps = false);
 
 // ConvTranspose (convolve.h's ConvolveTransposed) plus bias, written into
 // `y` of shape [N, out_per_group * group, win.output...]. x is [N, C,

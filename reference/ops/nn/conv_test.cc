@@ -1,4 +1,5 @@
 // Tests of Conv, ConvInteger and QLinearConv (conv.cc).
+#include "reference/ops/nn/nn.h"
 #include "reference/ops/nn/test_support.h"
 
 namespace parity::ops::nn {
@@ -130,6 +131,36 @@ TEST(QLinearConv, BiasAndSaturation) {
                        .Input(Make(DataType::kInt8, {}, {0}))
                        .Input(Make(DataType::kInt32, {1}, {-50})));
   EXPECT_EQ(y.ToDoubles(), (std::vector<double>{127, -128}));
+}
+
+}  // namespace
+}  // namespace parity::ops::nn
+
+namespace parity::ops::nn {
+namespace {
+
+// Conv's kernel on its own context, so that the conventional arithmetic
+// (float32_sums) can be chosen.
+Tensor RunConvKernel(const Tensor& x, const Tensor& w, bool float32_sums) {
+  onnx::NodeProto node;
+  node.set_op_type("Conv");
+  node.add_input("x");
+  node.add_input("w");
+  node.add_output("y");
+  const Value vx = Value::FromTensor(x), vw = Value::FromTensor(w);
+  KernelContext ctx(node, {&vx, &vw}, 22, nullptr);
+  ctx.set_float32_sums(float32_sums);
+  StatusOr<std::vector<Value>> out = Conv(ctx);
+  EXPECT_TRUE(out.ok()) << out.status().ToString();
+  return out.ok() ? (*out)[0].tensor() : Tensor();
+}
+
+TEST(Conv, TheConventionalArithmeticSumsTheWindowInFloat32Steps) {
+  // 1e8 + 1 is 1e8 in float32, so float32 steps lose the 1 that the exact sum keeps.
+  const Tensor x = Floats({1, 1, 3}, {1e8, 1, -1e8});
+  const Tensor w = Floats({1, 1, 3}, {1, 1, 1});
+  EXPECT_EQ(RunConvKernel(x, w, false).ToDoubles(), std::vector<double>{1});
+  EXPECT_EQ(RunConvKernel(x, w, true).ToDoubles(), std::vector<double>{0});
 }
 
 }  // namespace
