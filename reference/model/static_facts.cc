@@ -123,11 +123,30 @@ std::optional<Dims> SmallInts(const onnx::TensorProto& t) {
   return out;
 }
 
+std::optional<std::vector<double>> SmallFloats(const onnx::TensorProto& t) {
+  if (t.data_type() != onnx::TensorProto::FLOAT || t.data_location() == onnx::TensorProto::EXTERNAL) return std::nullopt;
+  std::vector<double> out;
+  if (t.has_raw_data()) {
+    const std::string& raw = t.raw_data();
+    if (raw.size() % 4 != 0 || raw.size() / 4 > 64) return std::nullopt;
+    for (size_t i = 0; i < raw.size(); i += 4) {
+      float v;
+      std::memcpy(&v, raw.data() + i, 4);
+      out.push_back(v);
+    }
+    return out;
+  }
+  if (t.float_data_size() > 64) return std::nullopt;
+  for (float v : t.float_data()) out.push_back(v);
+  return out;
+}
+
 ValueFacts FromTensorProto(const onnx::TensorProto& t) {
   ValueFacts facts;
   if (IsKnownDataType(t.data_type()) && t.data_type() != 0) facts.type = static_cast<DataType>(t.data_type());
   facts.dims = Dims(t.dims().begin(), t.dims().end());
   facts.ints = SmallInts(t);
+  facts.floats = SmallFloats(t);
   return facts;
 }
 
@@ -733,13 +752,14 @@ class Inference {
       if (a.name() == "value" && a.has_t()) {
         facts = FromTensorProto(a.t());
       } else if (a.name() == "value_int") {
-        facts = {DataType::kInt64, Dims{}, Dims{a.i()}};
+        facts = {DataType::kInt64, Dims{}, Dims{a.i()}, std::nullopt};
       } else if (a.name() == "value_ints") {
-        facts = {DataType::kInt64, Dims{a.ints_size()}, Dims(a.ints().begin(), a.ints().end())};
+        facts = {DataType::kInt64, Dims{a.ints_size()}, Dims(a.ints().begin(), a.ints().end()), std::nullopt};
       } else if (a.name() == "value_float") {
-        facts = {DataType::kFloat, Dims{}, std::nullopt};
+        facts = {DataType::kFloat, Dims{}, std::nullopt, std::vector<double>{a.f()}};
       } else if (a.name() == "value_floats") {
-        facts = {DataType::kFloat, Dims{a.floats_size()}, std::nullopt};
+        facts = {DataType::kFloat, Dims{a.floats_size()}, std::nullopt,
+                 std::vector<double>(a.floats().begin(), a.floats().end())};
       }
     }
   }

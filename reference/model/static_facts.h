@@ -32,6 +32,9 @@ struct ValueFacts {
   // The contents of a small int64/int32 initializer or Constant (a Reshape's
   // shape, a reduction's axes), when there is one.
   std::optional<std::vector<int64_t>> ints;
+  // The contents of a small float32 initializer or Constant (a Resize's
+  // scales), when there is one.
+  std::optional<std::vector<double>> floats;
 
   // Every dim known.
   bool static_shape() const;

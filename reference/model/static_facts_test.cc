@@ -133,6 +133,19 @@ TEST(StaticFactsReshape, ConstantShapeWithZeroAndMinusOne) {
   EXPECT_EQ(Flops(g, facts, 0), 0.0);
 }
 
+TEST(StaticFactsConstants, SmallFloatContentsAreKept) {
+  // A Resize's scales, as an initializer and as Constants; a graph input has none.
+  const onnx::GraphProto g = Graph(R"(g (float[2] in) => (a, b) <float[4] scales = {1.0, 1.0, 2.0, 0.5}> {
+      a = Constant <value_floats = [1.5, 3.0]> ()
+      b = Constant <value_float = 0.25> () })");
+  const StaticFacts facts = StaticFacts::Infer(g);
+  EXPECT_EQ(facts.Find("scales")->floats, (std::vector<double>{1.0, 1.0, 2.0, 0.5}));
+  EXPECT_EQ(facts.Find("a")->floats, (std::vector<double>{1.5, 3.0}));
+  EXPECT_EQ(facts.Find("b")->floats, (std::vector<double>{0.25}));
+  EXPECT_FALSE(facts.Find("in")->floats.has_value());
+  EXPECT_FALSE(facts.Find("scales")->ints.has_value());
+}
+
 TEST(StaticFactsReshape, ShapeFromARunTimeValueIsUnknown) {
   const onnx::GraphProto g = Graph("g (float[2, 3, 4] x, int64[2] shape) => (y) { y = Reshape (x, shape) r = Relu (y) }");
   const StaticFacts facts = StaticFacts::Infer(g);
