@@ -1,551 +1,641 @@
-// The oneDNN lowering of MatMulInteger and QLinearMatMul on oneDNN's int8
-// matmul: int32 accumulation of (A - a_zero_point)(B - b_zero_point), exact;
-// QLinearMatMul then scales by a_scale * b_scale / y_scale in float32 and
-// rounds half to even and saturates into y's type with y_zero_point added
-// (oneDNN's quantized output, as QuantizeLinear's formula is).
+// The integer operators (MatMulInteger, ConvInteger, QLinearMatMul,
+// QLinearConv) and the QDQ regions (DequantizeLinear of both operands
+// feeding MatMul or Conv, optionally followed by QuantizeLinear) on oneDNN's
+// int8 matmul and convolution primitives, uint8 and int8.
 //
-// oneDNN's int8 matmul takes int8 weights only: a uint8 B is read as the
-// int8 B - 128 with its zero point moved by -128 (the differences, and so
-// the products, are unchanged). Zero points are per tensor (oneDNN's
-// "common" zero points); b_scale may be per column of B (a scales mask on
-// B's last dim).
-//
-// ConvInteger and QLinearConv run oneDNN's int8 convolution with x's zero
-// point as its source zero point. oneDNN 3.2's convolution has no weights
-// zero point, so w's (per tensor or per output channel, and the -128 of a
-// uint8 W read as int8) is applied after it, exactly, in int32:
-//   conv(x - xz, w - wz) = conv(x - xz, w) - wz[m] * conv(x - xz, 1)
-// where the second convolution (weights of ones, one output per group)
-// sums each window of x - xz. QLinearConv's requantization,
-// saturate(round_half_even((acc + B) * x_scale * w_scale[m] / y_scale) + yz),
-// is then done on the host in double, as ONNX's formula reads.
+// oneDNN computes the exact int32 sums of (x - x_zero) * (w - w_zero): the
+// source zero point is its attribute (per tensor); its x86 int8 kernels take
+// signed weights only and, for convolution, no weight zero point. So uint8
+// weights run as w - 128 (an exact int8 flip, their zero point less 128),
+// and a convolution's weight zero point is taken out afterwards as
+// w_zero[m] * (the window sum of x - x_zero), which a second convolution
+// with weights of ones gives. The requantization of the QLinear operators
+// and of a region's QuantizeLinear, round(sum * scales) + zero point
+// rounded half to even and saturated, is done on the int32 sums in double
+// as ONNX defines it: oneDNN's own would compute the scale in float32 and
+// add the zero point before rounding, which moves a tie to the other
+// neighbour when the zero point is odd (round(2.5 + 1) = 4, round(2.5) + 1 = 3).
 #include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <limits>
-
-#include "adapters/onednn/conv_geometry.h"
 
 #include "adapters/onednn/lowerings.h"
 #include "adapters/onednn/primitive_node.h"
+#include "adapters/onednn/window.h"
 
 namespace parity::adapters::onednn {
 namespace {
 
-bool IsInt8(std::optional<DataType> t) { return t && (*t == DataType::kInt8 || *t == DataType::kUint8); }
+bool IsEightBit(std::optional<DataType> t) { return t && (*t == DataType::kInt8 || *t == DataType::kUint8); }
 
-// Where each operand sits among the node's inputs; -1: the operator has none.
-struct QuantInputs {
-  int a = 0, a_scale = -1, a_zero = 2, b = 1, b_scale = -1, b_zero = 3, y_scale = -1, y_zero = -1;
-};
-constexpr QuantInputs kMatMulInteger{};
-constexpr QuantInputs kQLinearMatMul{0, 1, 2, 3, 4, 5, 6, 7};
-
-struct IntMatMulPlan {
-  dnnl::matmul primitive;
-  dnnl::memory::desc a, b, y;
-  std::vector<int64_t> out_dims;
-  DataType out_type = DataType::kInt32;
-  bool per_column_scale = false;
-};
-
-// One element of a zero-point tensor as an int32; 0 when absent.
-int32_t ZeroPoint(const KernelContext& ctx, int input) {
-  if (input < 0 || !ctx.has_input(static_cast<size_t>(input))) return 0;
-  return static_cast<int32_t>(ctx.tensor(static_cast<size_t>(input)).GetInt64(0));
+// Element count of input i when its dims are static, else -1.
+int64_t StaticCount(const NodeView& view, int i) {
+  const std::vector<int64_t>* dims = view.input_dims(i);
+  if (!dims) return -1;
+  int64_t n = 1;
+  for (int64_t d : *dims) n *= d;
+  return n;
 }
 
-std::vector<float> Scales(const Tensor& t) {
-  const std::vector<double> d = t.ToDoubles();
-  return std::vector<float>(d.begin(), d.end());  // float32, float16 or bfloat16 scales: exact in float
-}
-
-dnnl::memory HostMemory(const dnnl::memory::desc& desc, void* data) { return dnnl::memory(desc, Engine(), data); }
-
-class IntMatMulNode final : public ShapedNode<IntMatMulPlan> {
- public:
-  IntMatMulNode(QuantInputs in, DataType a_type, DataType b_type, DataType out_type)
-      : in_(in), a_type_(a_type), b_type_(b_type), out_type_(out_type) {}
-
- protected:
-  StatusOr<IntMatMulPlan> MakePlan(const InputShapes& shapes) override {
-    std::vector<int64_t> a = shapes[static_cast<size_t>(in_.a)], b = shapes[static_cast<size_t>(in_.b)];
-    if (a.size() < 2 || b.size() < 2) return InvalidArgument("a 1-D or scalar operand");
-    const size_t rank = std::max(a.size(), b.size());
-    a = LeftPad(a, rank);
-    b = LeftPad(b, rank);
-    if (a[rank - 1] != b[rank - 2]) return InvalidArgument("inner dims ", a[rank - 1], " and ", b[rank - 2], " differ");
-    std::vector<int64_t> c(rank);
-    for (size_t i = 0; i + 2 < rank; ++i) {
-      if (a[i] != b[i] && a[i] != 1 && b[i] != 1) return InvalidArgument("batch dims do not broadcast");
-      c[i] = (a[i] == 0 || b[i] == 0) ? 0 : std::max(a[i], b[i]);
-    }
-    c[rank - 2] = a[rank - 2];
-    c[rank - 1] = b[rank - 1];
-    IntMatMulPlan plan;
-    plan.out_type = out_type_;
-    plan.out_dims = c;
-    plan.a = PlainDesc(a, *DnnlType(a_type_));
-    plan.b = PlainDesc(b, dnnl_dt::s8);  // uint8 B is shifted into int8 at run
-    plan.y = PlainDesc(c, *DnnlType(out_type_));
-    dnnl::primitive_attr attr;
-    attr.set_zero_points_mask(DNNL_ARG_SRC, 0);
-    attr.set_zero_points_mask(DNNL_ARG_WEIGHTS, 0);
-    if (in_.a_scale >= 0) {
-      const std::vector<int64_t>& bs = shapes[static_cast<size_t>(in_.b_scale)];
-      int64_t count = 1;
-      for (int64_t d : bs) count *= d;
-      plan.per_column_scale = count != 1;
-      if (plan.per_column_scale && count != c[rank - 1]) {
-        return InvalidArgument("b_scale has ", count, " values for ", c[rank - 1], " columns");
-      }
-      attr.set_scales_mask(DNNL_ARG_SRC, 0);
-      attr.set_scales_mask(DNNL_ARG_WEIGHTS, plan.per_column_scale ? 1 << (rank - 1) : 0);
-    }
-    if (in_.y_scale >= 0) {
-      attr.set_scales_mask(DNNL_ARG_DST, 0);
-      attr.set_zero_points_mask(DNNL_ARG_DST, 0);
-    }
-    plan.primitive = dnnl::matmul(dnnl::matmul::primitive_desc(Engine(), plan.a, plan.b, plan.y, attr));
-    return plan;
+// A scale or zero point input: absent, or of `allowed` element counts.
+Status RequireCount(const NodeView& view, int i, const char* name, std::vector<int64_t> allowed) {
+  if (!view.has_input(i)) return Status::Ok();
+  const int64_t n = StaticCount(view, i);
+  if (n < 0) return NotLowered("the dims of ", name, " are not known before the run");
+  if (std::find(allowed.begin(), allowed.end(), n) == allowed.end()) {
+    return NotLowered(name, " has ", n, " elements (oneDNN's int8 ", allowed.size() > 1 ? "kernels take it per tensor or per output channel" : "kernels take it per tensor", ")");
   }
-
-  StatusOr<std::vector<Value>> Execute(const IntMatMulPlan& plan, const KernelContext& ctx) override {
-    PARITY_ASSIGN_OR_RETURN(Tensor out, NewTensor(plan.out_type, plan.out_dims));
-    if (out.size() == 0) return std::vector<Value>{Value::FromTensor(std::move(out))};
-    const Tensor& a = ctx.tensor(static_cast<size_t>(in_.a));
-    const Tensor& b = ctx.tensor(static_cast<size_t>(in_.b));
-    int32_t a_zero = ZeroPoint(ctx, in_.a_zero), b_zero = ZeroPoint(ctx, in_.b_zero), y_zero = ZeroPoint(ctx, in_.y_zero);
-    std::vector<uint8_t> shifted;  // a uint8 B as int8: b - 128, its zero point moved with it
-    const void* b_data = b.raw_bytes();
-    if (b_type_ == DataType::kUint8) {
-      shifted.resize(b.byte_size());
-      for (size_t i = 0; i < shifted.size(); ++i) shifted[i] = b.raw_bytes()[i] ^ 0x80;
-      b_data = shifted.data();
-      b_zero -= 128;
-    }
-    const dnnl::memory::desc one_s32({1}, dnnl_dt::s32, {1});
-    std::unordered_map<int, dnnl::memory> args = {
-        {DNNL_ARG_SRC, Wrap(a, plan.a)},
-        {DNNL_ARG_WEIGHTS, HostMemory(plan.b, const_cast<void*>(b_data))},
-        {DNNL_ARG_DST, Wrap(out, plan.y)},
-        {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, HostMemory(one_s32, &a_zero)},
-        {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_WEIGHTS, HostMemory(one_s32, &b_zero)}};
-    std::vector<float> a_scale, b_scale, y_scale;
-    const dnnl::memory::desc one_f32({1}, dnnl_dt::f32, {1});
-    if (in_.a_scale >= 0) {
-      a_scale = Scales(ctx.tensor(static_cast<size_t>(in_.a_scale)));
-      b_scale = Scales(ctx.tensor(static_cast<size_t>(in_.b_scale)));
-      const int64_t nb = static_cast<int64_t>(b_scale.size());
-      args[DNNL_ARG_ATTR_SCALES | DNNL_ARG_SRC] = HostMemory(one_f32, a_scale.data());
-      args[DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS] =
-          HostMemory(dnnl::memory::desc({nb}, dnnl_dt::f32, {1}), b_scale.data());
-    }
-    if (in_.y_scale >= 0) {
-      y_scale = Scales(ctx.tensor(static_cast<size_t>(in_.y_scale)));
-      args[DNNL_ARG_ATTR_SCALES | DNNL_ARG_DST] = HostMemory(one_f32, y_scale.data());
-      args[DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST] = HostMemory(one_s32, &y_zero);
-    }
-    if (a.size() == 0 || b.size() == 0) {
-      // K = 0: sums of nothing. MatMulInteger's are 0; QLinearMatMul's are y_zero_point.
-      const int64_t fill = in_.y_scale >= 0 ? y_zero : 0;
-      for (int64_t i = 0; i < out.size(); ++i) {
-        if (fill == 0) {
-          std::fill(out.mutable_raw_bytes(), out.mutable_raw_bytes() + out.byte_size(), 0);  // 0 of any type
-          break;
-        }
-        if (plan.out_type == DataType::kInt32) {
-          const int32_t v = static_cast<int32_t>(fill);
-          std::memcpy(out.mutable_raw_bytes() + 4 * i, &v, 4);
-        } else {
-          out.mutable_raw_bytes()[i] = static_cast<uint8_t>(fill);
-        }
-      }
-      return std::vector<Value>{Value::FromTensor(std::move(out))};
-    }
-    plan.primitive.execute(Stream(), args);
-    Stream().wait();
-    return std::vector<Value>{Value::FromTensor(std::move(out))};
-  }
-
- private:
-  QuantInputs in_;
-  DataType a_type_, b_type_, out_type_;
-};
-
-// A zero point or scale oneDNN takes for the whole tensor: one element.
-Status RequireOneValue(const NodeView& view, int input, const char* name) {
-  if (input < 0 || !view.has_input(input)) return Status::Ok();
-  const std::vector<int64_t>* dims = view.input_dims(input);
-  if (!dims) return NotLowered(name, "'s dims are not known before the run");
-  int64_t count = 1;
-  for (int64_t d : *dims) count *= d;
-  if (count != 1) return NotLowered(name, " with ", count, " values (oneDNN's zero points and these scales are per tensor)");
   return Status::Ok();
 }
 
-StatusOr<std::unique_ptr<LoweredNode>> LowerIntMatMul(const NodeView& view, const QuantInputs& in) {
-  const std::optional<DataType> a = view.input_type(in.a), b = view.input_type(in.b);
-  if (!IsInt8(a) || !IsInt8(b)) return NotLowered("A and B must be int8 or uint8 (oneDNN's int8 matmul)");
-  if (view.input_rank(in.a) < 2 || view.input_rank(in.b) < 2) {
-    return NotLowered("a 1-D operand or one of unknown rank");
-  }
-  if (in.a_zero >= 0 && view.has_input(in.a_zero) && view.input_type(in.a_zero) != a) {
-    return NotLowered("a_zero_point's type differs from A's");
-  }
-  if (in.b_zero >= 0 && view.has_input(in.b_zero) && view.input_type(in.b_zero) != b) {
-    return NotLowered("b_zero_point's type differs from B's");
-  }
-  PARITY_RETURN_IF_ERROR(RequireOneValue(view, in.a_zero, "a_zero_point"));
-  PARITY_RETURN_IF_ERROR(RequireOneValue(view, in.b_zero, "b_zero_point"));
-  DataType out_type = DataType::kInt32;
-  if (in.y_scale >= 0) {
-    const std::optional<DataType> y = view.input_type(in.y_zero);
-    if (!view.has_input(in.y_zero) || !IsInt8(y)) return NotLowered("y_zero_point absent or not int8 or uint8");
-    out_type = *y;
-    for (int s : {in.a_scale, in.b_scale, in.y_scale}) {
-      const std::optional<DataType> t = view.input_type(s);
-      if (!t || (*t != DataType::kFloat && *t != DataType::kFloat16 && *t != DataType::kBfloat16)) {
-        return NotLowered("a scale that is not float32, float16 or bfloat16");
-      }
-    }
-    PARITY_RETURN_IF_ERROR(RequireOneValue(view, in.a_scale, "a_scale"));
-    PARITY_RETURN_IF_ERROR(RequireOneValue(view, in.y_scale, "y_scale"));
-    PARITY_RETURN_IF_ERROR(RequireOneValue(view, in.y_zero, "y_zero_point"));
-    if (!view.input_dims(in.b_scale) || view.input_dims(in.b_scale)->size() > 1) {
-      return NotLowered("b_scale that is not a scalar or 1-D of known size");
-    }
-  }
-  return Prepared(std::make_unique<IntMatMulNode>(in, *a, *b, out_type), view);
+// The values of an optional integer input (zero points), 0 when absent.
+std::vector<int64_t> ZeroPoints(const KernelContext& ctx, size_t i) {
+  if (!ctx.has_input(i)) return {0};
+  return ctx.tensor(i).ToInt64s();
 }
 
+std::vector<double> Doubles(const KernelContext& ctx, size_t i) { return ctx.tensor(i).ToDoubles(); }
 
-// The QDQ form of a quantized MatMul, as one region:
-//   DequantizeLinear(aq) and DequantizeLinear(wq) feeding MatMul, and
-//   optionally a QuantizeLinear reading only the MatMul's output.
-// The graph computes in float: each dequantized value rounded to float32,
-// then a float32 MatMul (and QuantizeLinear rounding that). The region
-// computes what those nodes stand for: oneDNN's exact int32 sums of
-// (aq - az) wq, less wz[n] times the row sums of aq - az (w's zero point
-// may be per column, which oneDNN's matmul does not take), scaled once in
-// double by as * ws[n] (and / ys, rounded half to even and saturated, with
-// the QuantizeLinear). Its float output is closer to the exact value than
-// the graph's; a quantized output may differ from the graph's by one step
-// where the graph's float result lies within its own rounding of a tie.
-// Inputs: aq, as, az, wq, ws, wz, [ys, yz]; W is 2-D (a weight matrix).
-class QdqMatMulNode final : public LoweredNode {
- public:
-  QdqMatMulNode(DataType a_type, DataType w_type, DataType out_type, bool quantize)
-      : sums_(QuantInputs{0, -1, 2, 3, -1, -1, -1, -1}, a_type, w_type, DataType::kInt32),
-        out_type_(out_type), quantize_(quantize) {}
+// ONNX's requantization: round half to even, add the zero point, saturate.
+int64_t Requantize(double real, int64_t zero, DataType type) {
+  const double rounded = std::isnan(real) ? 0.0 : std::nearbyint(real);
+  const double v = rounded + static_cast<double>(zero);
+  const double lo = static_cast<double>(IntegerMin(type)), hi = static_cast<double>(IntegerMax(type));
+  return static_cast<int64_t>(std::clamp(v, lo, hi));
+}
 
-  Status Prepare(const NodeView& view) { return sums_.Prepare(view); }
-  bool deferred() const override { return sums_.deferred(); }
+// uint8 weights as int8: w - 128, each byte's top bit flipped.
+Tensor SignedWeights(const Tensor& w) {
+  if (w.dtype() == DataType::kInt8) return w;
+  Tensor s = *Tensor::Create(DataType::kInt8, w.shape());
+  const uint8_t* from = w.raw_bytes();
+  uint8_t* to = s.mutable_raw_bytes();
+  for (size_t i = 0; i < w.byte_size(); ++i) to[i] = from[i] ^ 0x80;
+  return s;
+}
 
-  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
-    PARITY_ASSIGN_OR_RETURN(std::vector<Value> acc_value, sums_.Run(ctx));
-    const Tensor& acc = acc_value[0].tensor();
-    const Tensor& a = ctx.tensor(0);
-    const int64_t n_cols = ctx.tensor(3).shape()[1], k = ctx.tensor(3).shape()[0];
-    const Tensor& ws = ctx.tensor(4);
-    if (ws.size() != 1 && ws.size() != n_cols) return ctx.Error("w's scale has ", ws.size(), " values for ", n_cols, " columns");
-    std::vector<int64_t> wz(static_cast<size_t>(n_cols), 0);
-    if (ctx.has_input(5)) {
-      const Tensor& z = ctx.tensor(5);
-      if (z.size() != ws.size()) return ctx.Error("w's zero point and scale differ in size");
-      for (int64_t n = 0; n < n_cols; ++n) wz[static_cast<size_t>(n)] = z.GetInt64(z.size() == 1 ? 0 : n);
+dnnl::memory Int32Scalar(int32_t* value) { return dnnl::memory(dnnl::memory::desc({1}, dnnl_dt::s32, {1}), Engine(), value); }
+
+// --- The int32 sums ---------------------------------------------------------
+
+// Which operands an integer kernel reads, by input position.
+struct Operands {
+  int x = 0, x_zero = -1, w = 1, w_zero = -1;
+};
+
+struct MatMulSumPlan {
+  dnnl::matmul primitive;
+  dnnl::memory::desc src, weights, dst;
+  std::vector<int64_t> out_dims;  // ONNX's (1-D operands' dims dropped)
+  std::vector<int64_t> a_dims, c_dims;  // A's and the result's, of one rank
+  int64_t n = 0;                  // columns of the result
+  bool empty = false;
+};
+
+// numpy.matmul of 8-bit A and B into int32, both zero points per tensor.
+StatusOr<MatMulSumPlan> MakeMatMulSums(std::vector<int64_t> a, std::vector<int64_t> b, DataType a_type) {
+  if (a.empty() || b.empty()) return InvalidArgument("a scalar operand");
+  const bool a_vector = a.size() == 1, b_vector = b.size() == 1;
+  if (a_vector) a.insert(a.begin(), 1);
+  if (b_vector) b.push_back(1);
+  const size_t rank = std::max(a.size(), b.size());
+  a = LeftPad(a, rank);
+  b = LeftPad(b, rank);
+  if (a[rank - 1] != b[rank - 2]) return InvalidArgument("inner dims differ: ", a[rank - 1], " and ", b[rank - 2]);
+  std::vector<int64_t> c(rank);
+  for (size_t i = 0; i + 2 < rank; ++i) {
+    if (a[i] != b[i] && a[i] != 1 && b[i] != 1) return InvalidArgument("batch dims do not broadcast");
+    c[i] = a[i] == 0 || b[i] == 0 ? 0 : std::max(a[i], b[i]);
+  }
+  c[rank - 2] = a[rank - 2];
+  c[rank - 1] = b[rank - 1];
+  MatMulSumPlan plan;
+  plan.a_dims = a;
+  plan.c_dims = c;
+  plan.n = c[rank - 1];
+  plan.out_dims = c;
+  if (a_vector) plan.out_dims.erase(plan.out_dims.end() - 2);
+  if (b_vector) plan.out_dims.pop_back();
+  int64_t count = 1;
+  for (int64_t d : c) count *= d;
+  plan.empty = count == 0 || a[rank - 1] == 0;
+  if (plan.empty) return plan;
+  plan.src = PlainDesc(a, *DnnlType(a_type));
+  plan.weights = PlainDesc(b, dnnl_dt::s8);
+  plan.dst = PlainDesc(c, dnnl_dt::s32);
+  dnnl::primitive_attr attr;
+  attr.set_zero_points_mask(DNNL_ARG_SRC, 0);
+  attr.set_zero_points_mask(DNNL_ARG_WEIGHTS, 0);
+  plan.primitive = dnnl::matmul(dnnl::matmul::primitive_desc(Engine(), plan.src, plan.weights, plan.dst, attr));
+  return plan;
+}
+
+// The sums of each row of A - a_zero, for every row of the result (A's
+// batch dims broadcast).
+std::vector<int64_t> RowSums(const MatMulSumPlan& plan, const Tensor& a, int64_t a_zero) {
+  const size_t rank = plan.c_dims.size();
+  const int64_t k = plan.a_dims[rank - 1];
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < rank; ++i) rows *= plan.c_dims[i];
+  std::vector<int64_t> sums(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    // r over the result's [batch..., M]; its row of A.
+    int64_t rest = r, a_row = 0, a_stride = 1;
+    for (size_t i = rank - 1; i-- > 0;) {
+      const int64_t idx = rest % plan.c_dims[i];
+      rest /= plan.c_dims[i];
+      if (plan.a_dims[i] != 1) a_row += idx * a_stride;
+      a_stride *= plan.a_dims[i];
     }
-    const int64_t az = ZeroPoint(ctx, 2);
-    const double as = ctx.tensor(1).GetDouble(0);
-    double ys = 1;
-    int64_t yz = 0;
-    if (quantize_) {
-      ys = ctx.tensor(6).GetDouble(0);
-      yz = ZeroPoint(ctx, 7);
-    }
-    // Row sums of aq - az, for the per-column zero point of w.
-    const int64_t rows = k > 0 ? a.size() / k : acc.size() / std::max<int64_t>(n_cols, 1);
-    std::vector<int64_t> row_sums(static_cast<size_t>(rows), 0);
-    for (int64_t r = 0; r < rows && k > 0; ++r) {
-      for (int64_t j = 0; j < k; ++j) row_sums[static_cast<size_t>(r)] += a.GetInt64(r * k + j) - az;
-    }
-    PARITY_ASSIGN_OR_RETURN(Tensor out, NewTensor(out_type_, acc.shape()));
-    const int32_t* sums = reinterpret_cast<const int32_t*>(acc.raw_bytes());
-    const double lo = out_type_ == DataType::kUint8 ? 0 : -128, hi = out_type_ == DataType::kUint8 ? 255 : 127;
+    int64_t sum = 0;
+    for (int64_t j = 0; j < k; ++j) sum += a.GetInt64(a_row * k + j) - a_zero;
+    sums[static_cast<size_t>(r)] = sum;
+  }
+  return sums;
+}
+
+StatusOr<Tensor> RunMatMulSums(const MatMulSumPlan& plan, const KernelContext& ctx, const Operands& ops) {
+  PARITY_ASSIGN_OR_RETURN(Tensor out, NewTensor(DataType::kInt32, plan.out_dims));
+  if (plan.empty) {
+    std::fill(out.mutable_raw_bytes(), out.mutable_raw_bytes() + out.byte_size(), 0);
+    return out;
+  }
+  const Tensor& w = ctx.tensor(static_cast<size_t>(ops.w));
+  const Tensor weights = SignedWeights(w);
+  int32_t x_zero = ops.x_zero >= 0 ? static_cast<int32_t>(ZeroPoints(ctx, static_cast<size_t>(ops.x_zero))[0]) : 0;
+  std::vector<int64_t> w_zeros = ops.w_zero >= 0 ? ZeroPoints(ctx, static_cast<size_t>(ops.w_zero)) : std::vector<int64_t>{0};
+  // oneDNN takes B's first zero point (per tensor); per-column ones add
+  // their difference from it times A's row sums afterwards.
+  int32_t w_zero = static_cast<int32_t>(w_zeros[0]) - (w.dtype() == DataType::kUint8 ? 128 : 0);
+  plan.primitive.execute(Stream(), {{DNNL_ARG_SRC, Wrap(ctx.tensor(static_cast<size_t>(ops.x)), plan.src)},
+                                    {DNNL_ARG_WEIGHTS, Wrap(weights, plan.weights)},
+                                    {DNNL_ARG_DST, Wrap(out, plan.dst)},
+                                    {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, Int32Scalar(&x_zero)},
+                                    {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_WEIGHTS, Int32Scalar(&w_zero)}});
+  Stream().wait();
+  if (std::any_of(w_zeros.begin(), w_zeros.end(), [&](int64_t z) { return z != w_zeros[0]; })) {
+    const std::vector<int64_t> rows = RowSums(plan, ctx.tensor(static_cast<size_t>(ops.x)), x_zero);
+    int32_t* y = out.mutable_data<int32_t>();
     for (int64_t i = 0; i < out.size(); ++i) {
-      const int64_t n = i % n_cols, r = i / n_cols;
-      const int64_t exact = sums[i] - wz[static_cast<size_t>(n)] * row_sums[static_cast<size_t>(r)];
-      const double real = static_cast<double>(exact) * as * ws.GetDouble(ws.size() == 1 ? 0 : n);
-      if (!quantize_) {
-        const float v = static_cast<float>(real);
-        std::memcpy(out.mutable_raw_bytes() + 4 * i, &v, 4);
-        continue;
-      }
-      const double scaled = real / ys;
-      const double q = std::clamp((std::isnan(scaled) ? 0.0 : std::nearbyint(scaled)) + static_cast<double>(yz), lo, hi);
-      if (out_type_ == DataType::kUint8) {
-        out.mutable_raw_bytes()[i] = static_cast<uint8_t>(q);
-      } else {
-        const int8_t v = static_cast<int8_t>(q);
-        std::memcpy(out.mutable_raw_bytes() + i, &v, 1);
-      }
+      const int64_t shift = (w_zeros[static_cast<size_t>(i % plan.n)] - w_zeros[0]) * rows[static_cast<size_t>(i / plan.n)];
+      y[i] = static_cast<int32_t>(static_cast<uint32_t>(y[i]) - static_cast<uint32_t>(shift));  // mod 2^32, as oneDNN's sums
     }
+  }
+  return out;
+}
+
+struct ConvSumPlan {
+  dnnl::convolution_forward primitive, window_sums;  // window_sums: weights of ones, one output per group
+  dnnl::memory::desc src, weights, dst, ones_weights, sums_dst;
+  Tensor ones;
+  std::vector<int64_t> out_dims;
+  int64_t group = 1, plane = 1;
+  bool empty = false;
+};
+
+StatusOr<ConvSumPlan> MakeConvSums(const std::vector<int64_t>& x, const std::vector<int64_t>& w, DataType x_type,
+                                   const WindowAttrs& attrs, int64_t group) {
+  if (x.size() < 3 || x.size() > 5 || w.size() != x.size()) return InvalidArgument("X and W must have rank 3 to 5");
+  const std::vector<int64_t> input(x.begin() + 2, x.end()), kernel(w.begin() + 2, w.end());
+  if (w[1] * group != x[1] || w[0] % group != 0) return InvalidArgument("W's channels do not match X's in ", group, " groups");
+  PARITY_ASSIGN_OR_RETURN(WindowGeometry g, ResolveGeometry(attrs, input, kernel, /*pool=*/false));
+  ConvSumPlan plan;
+  plan.group = group;
+  plan.out_dims = {x[0], w[0]};
+  plan.out_dims.insert(plan.out_dims.end(), g.output.begin(), g.output.end());
+  int64_t count = 1;
+  for (int64_t d : plan.out_dims) count *= d;
+  for (int64_t d : g.output) plan.plane *= d;
+  int64_t taps = 1;
+  for (int64_t d : w) taps *= d;
+  plan.empty = count == 0 || taps == 0;
+  if (plan.empty) return plan;
+  const dnnl_dims strides(attrs.strides.begin(), attrs.strides.end());
+  const dnnl_dims pad_l(g.pad_begin.begin(), g.pad_begin.end()), pad_r(g.pad_end.begin(), g.pad_end.end());
+  plan.src = PlainDesc(x, *DnnlType(x_type));
+  plan.weights = GroupedWeights(w, group, /*transposed=*/false, dnnl_dt::s8);
+  plan.dst = PlainDesc(plan.out_dims, dnnl_dt::s32);
+  dnnl::primitive_attr attr;
+  attr.set_zero_points_mask(DNNL_ARG_SRC, 0);
+  plan.primitive = dnnl::convolution_forward(dnnl::convolution_forward::primitive_desc(
+      Engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, plan.src, plan.weights,
+      plan.dst, strides, OneDnnDilations(attrs.dilations), pad_l, pad_r, attr));
+  // [G, 1, C/G, k...] ones: sum over each group's window of x - x_zero.
+  std::vector<int64_t> ones_dims = {group, w[1]};
+  ones_dims.insert(ones_dims.end(), kernel.begin(), kernel.end());
+  PARITY_ASSIGN_OR_RETURN(plan.ones, NewTensor(DataType::kInt8, ones_dims));
+  std::fill(plan.ones.mutable_raw_bytes(), plan.ones.mutable_raw_bytes() + plan.ones.byte_size(), 1);
+  plan.ones_weights = GroupedWeights(ones_dims, group, /*transposed=*/false, dnnl_dt::s8);
+  std::vector<int64_t> sums_dims = plan.out_dims;
+  sums_dims[1] = group;
+  plan.sums_dst = PlainDesc(sums_dims, dnnl_dt::s32);
+  plan.window_sums = dnnl::convolution_forward(dnnl::convolution_forward::primitive_desc(
+      Engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, plan.src,
+      plan.ones_weights, plan.sums_dst, strides, OneDnnDilations(attrs.dilations), pad_l, pad_r, attr));
+  return plan;
+}
+
+// conv(x - x_zero, w - w_zero) in int32; w_zero per tensor or per output channel.
+StatusOr<Tensor> RunConvSums(const ConvSumPlan& plan, const KernelContext& ctx, const Operands& ops) {
+  PARITY_ASSIGN_OR_RETURN(Tensor out, NewTensor(DataType::kInt32, plan.out_dims));
+  std::fill(out.mutable_raw_bytes(), out.mutable_raw_bytes() + out.byte_size(), 0);
+  if (plan.empty) return out;
+  const Tensor& w = ctx.tensor(static_cast<size_t>(ops.w));
+  const Tensor weights = SignedWeights(w);
+  int32_t x_zero = ops.x_zero >= 0 ? static_cast<int32_t>(ZeroPoints(ctx, static_cast<size_t>(ops.x_zero))[0]) : 0;
+  std::vector<int64_t> w_zero = ops.w_zero >= 0 ? ZeroPoints(ctx, static_cast<size_t>(ops.w_zero)) : std::vector<int64_t>{0};
+  if (w.dtype() == DataType::kUint8) {
+    for (int64_t& z : w_zero) z -= 128;
+  }
+  const dnnl::memory src = Wrap(ctx.tensor(static_cast<size_t>(ops.x)), plan.src);
+  dnnl::memory zero = Int32Scalar(&x_zero);
+  plan.primitive.execute(Stream(), {{DNNL_ARG_SRC, src},
+                                    {DNNL_ARG_WEIGHTS, Wrap(weights, plan.weights)},
+                                    {DNNL_ARG_DST, Wrap(out, plan.dst)},
+                                    {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero}});
+  const bool shifted = std::any_of(w_zero.begin(), w_zero.end(), [](int64_t z) { return z != 0; });
+  if (shifted) {
+    const dnnl_dims dims = plan.sums_dst.get_dims();
+    PARITY_ASSIGN_OR_RETURN(Tensor sums, NewTensor(DataType::kInt32, std::vector<int64_t>(dims.begin(), dims.end())));
+    plan.window_sums.execute(Stream(), {{DNNL_ARG_SRC, src},
+                                        {DNNL_ARG_WEIGHTS, Wrap(plan.ones, plan.ones_weights)},
+                                        {DNNL_ARG_DST, Wrap(sums, plan.sums_dst)},
+                                        {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero}});
+    Stream().wait();
+    // sum (x - xz)(w - wz) = sum (x - xz) w - wz * sum (x - xz), mod 2^32 as oneDNN's int32 sums are.
+    const int64_t channels = plan.out_dims[1], per_group = channels / plan.group;
+    int32_t* y = out.mutable_data<int32_t>();
+    const int32_t* s = sums.data<int32_t>();
+    for (int64_t i = 0; i < out.size(); ++i) {
+      const int64_t n = i / (channels * plan.plane), m = (i / plan.plane) % channels, p = i % plan.plane;
+      const int64_t z = w_zero[w_zero.size() == 1 ? 0 : static_cast<size_t>(m)];
+      const int64_t window = s[(n * plan.group + m / per_group) * plan.plane + p];
+      y[i] = static_cast<int32_t>(static_cast<uint32_t>(y[i]) - static_cast<uint32_t>(z * window));
+    }
+  }
+  Stream().wait();
+  return out;
+}
+
+// --- The operators ----------------------------------------------------------
+
+// How the int32 sums become the node's output.
+enum class Finish {
+  kInt32,    // MatMulInteger, ConvInteger
+  kQLinear,  // QLinearMatMul, QLinearConv, a region ending in QuantizeLinear
+  kFloat,    // a region without QuantizeLinear: float32 sum * scales
+};
+
+// The inputs that finish the sums, by position in the runner's inputs.
+struct Scaling {
+  int x_scale = -1, w_scale = -1, y_scale = -1, y_zero = -1, bias = -1;
+  DataType out_type = DataType::kInt32;
+  bool real_bias = false;  // a region's float bias, added after the scales (QLinearConv's is in sum units)
+};
+
+// Scales are per tensor except w's, which may be per output channel
+// (`channel_of(i)` is output i's channel).
+template <typename ChannelOf>
+StatusOr<Tensor> FinishSums(Tensor sums, Finish finish, const Scaling& s, const KernelContext& ctx, ChannelOf channel_of) {
+  if (finish == Finish::kInt32) return sums;
+  const double xs = Doubles(ctx, static_cast<size_t>(s.x_scale))[0];
+  const std::vector<double> ws = Doubles(ctx, static_cast<size_t>(s.w_scale));
+  std::vector<double> bias;
+  if (s.bias >= 0 && ctx.has_input(static_cast<size_t>(s.bias))) bias = Doubles(ctx, static_cast<size_t>(s.bias));
+  PARITY_ASSIGN_OR_RETURN(Tensor out, NewTensor(s.out_type, sums.shape()));
+  const int32_t* acc = sums.data<int32_t>();
+  if (finish == Finish::kFloat) {
+    for (int64_t i = 0; i < out.size(); ++i) {
+      const int64_t m = channel_of(i);
+      double v = static_cast<double>(acc[i]) * xs * ws[ws.size() == 1 ? 0 : static_cast<size_t>(m)];
+      if (!bias.empty()) v += bias[static_cast<size_t>(m)];
+      out.SetDouble(i, v);  // rounded once to float32
+    }
+    return out;
+  }
+  const double ys = Doubles(ctx, static_cast<size_t>(s.y_scale))[0];
+  const int64_t yz = s.y_zero >= 0 ? ZeroPoints(ctx, static_cast<size_t>(s.y_zero))[0] : 0;
+  for (int64_t i = 0; i < out.size(); ++i) {
+    const int64_t m = channel_of(i);
+    const double w_scale = ws[ws.size() == 1 ? 0 : static_cast<size_t>(m)];
+    double real = 0;
+    if (!bias.empty() && s.real_bias) {
+      real = (static_cast<double>(acc[i]) * xs * w_scale + bias[static_cast<size_t>(m)]) / ys;
+    } else if (!bias.empty()) {
+      // QLinearConv: (sum + B) * (x_scale * w_scale / y_scale), the reference's order.
+      real = (static_cast<double>(acc[i]) + bias[static_cast<size_t>(m)]) * (xs * w_scale / ys);
+    } else {
+      real = static_cast<double>(acc[i]) * xs * w_scale / ys;
+    }
+    out.SetInt64(i, Requantize(real, yz, s.out_type));
+  }
+  return out;
+}
+
+class IntMatMulNode final : public ShapedNode<MatMulSumPlan> {
+ public:
+  IntMatMulNode(DataType a_type, Operands ops, Finish finish, Scaling scaling)
+      : a_type_(a_type), ops_(ops), finish_(finish), scaling_(scaling) {}
+
+ protected:
+  StatusOr<MatMulSumPlan> MakePlan(const InputShapes& shapes) override {
+    return MakeMatMulSums(shapes[static_cast<size_t>(ops_.x)], shapes[static_cast<size_t>(ops_.w)], a_type_);
+  }
+  StatusOr<std::vector<Value>> Execute(const MatMulSumPlan& plan, const KernelContext& ctx) override {
+    PARITY_ASSIGN_OR_RETURN(Tensor sums, RunMatMulSums(plan, ctx, ops_));
+    const int64_t n = plan.n;
+    PARITY_ASSIGN_OR_RETURN(Tensor out, FinishSums(std::move(sums), finish_, scaling_, ctx,
+                                                   [n](int64_t i) { return n > 0 ? i % n : 0; }));
     return std::vector<Value>{Value::FromTensor(std::move(out))};
   }
 
  private:
-  IntMatMulNode sums_;
-  DataType out_type_;
-  bool quantize_;
+  DataType a_type_;
+  Operands ops_;
+  Finish finish_;
+  Scaling scaling_;
 };
 
-bool IsDequantize(const RegionView& v, int node, int reader) {
-  return node >= 0 && !v.taken(node) && v.node(node).op_type() == "DequantizeLinear" &&
-         CanonicalDomain(v.node(node).domain()).empty() && v.sole_consumer(node) == reader;
-}
+class IntConvNode final : public ShapedNode<ConvSumPlan> {
+ public:
+  IntConvNode(DataType x_type, WindowAttrs attrs, int64_t group, Operands ops, Finish finish, Scaling scaling)
+      : x_type_(x_type), attrs_(std::move(attrs)), group_(group), ops_(ops), finish_(finish), scaling_(scaling) {}
 
-// A DequantizeLinear (or QuantizeLinear) with a float32 scale and an 8-bit
-// quantized side, per tensor unless `per_axis` >= 0 names the one axis its
-// scale and zero point may run along.
-Status RequireQdqParams(const NodeView& n, int q_input, int64_t per_axis, const std::string& what) {
-  if (n.GetInt("block_size", 0) != 0) return NotLowered(what, ": blocked quantization");
-  if (n.GetInt("output_dtype", 0) != 0) return NotLowered(what, ": an output_dtype attribute");
-  if (n.input_type(1) != DataType::kFloat) return NotLowered(what, ": a scale that is not float32");
-  const std::optional<DataType> q = n.input_type(q_input);
-  if (!IsInt8(q)) return NotLowered(what, ": not int8 or uint8");
-  if (n.has_input(2) && n.input_type(2) != q) return NotLowered(what, ": a zero point of another type");
-  const std::vector<int64_t>* scale = n.input_dims(1);
-  if (!scale) return NotLowered(what, ": a scale of unknown dims");
-  int64_t count = 1;
-  for (int64_t d : *scale) count *= d;
-  if (per_axis >= 0 && scale->size() == 1 && count != 1) {
-    int64_t axis = n.GetInt("axis", 1);
-    if (axis < 0) axis += n.input_rank(0);
-    if (axis != per_axis) return NotLowered(what, ": a scale along axis ", axis, " (the region scales W per column)");
-    return Status::Ok();
+ protected:
+  StatusOr<ConvSumPlan> MakePlan(const InputShapes& shapes) override {
+    return MakeConvSums(shapes[static_cast<size_t>(ops_.x)], shapes[static_cast<size_t>(ops_.w)], x_type_, attrs_,
+                        group_);
   }
-  PARITY_RETURN_IF_ERROR(RequireOneValue(n, 2, (what + "'s zero point").c_str()));
-  return RequireOneValue(n, 1, (what + "'s scale").c_str());
-}
+  StatusOr<std::vector<Value>> Execute(const ConvSumPlan& plan, const KernelContext& ctx) override {
+    PARITY_ASSIGN_OR_RETURN(Tensor sums, RunConvSums(plan, ctx, ops_));
+    const int64_t plane = plan.plane, channels = plan.out_dims[1];
+    PARITY_ASSIGN_OR_RETURN(Tensor out, FinishSums(std::move(sums), finish_, scaling_, ctx, [=](int64_t i) {
+                              return plane > 0 ? (i / plane) % channels : 0;
+                            }));
+    return std::vector<Value>{Value::FromTensor(std::move(out))};
+  }
 
-StatusOr<std::optional<RegionClaim>> QdqMatMulRegion(const RegionView& v) {
-  const onnx::NodeProto& mm = v.node(v.anchor());
-  if (mm.input_size() != 2) return std::optional<RegionClaim>();
-  const int dx = v.producer(mm.input(0)), dw = v.producer(mm.input(1));
-  if (dx == dw || !IsDequantize(v, dx, v.anchor()) || !IsDequantize(v, dw, v.anchor())) {
-    return std::optional<RegionClaim>();
+ private:
+  DataType x_type_;
+  WindowAttrs attrs_;
+  int64_t group_;
+  Operands ops_;
+  Finish finish_;
+  Scaling scaling_;
+};
+
+// The claim's checks of the 8-bit operands and their zero points.
+Status RequireEightBit(const NodeView& view, int x, int x_zero, int w, int w_zero) {
+  for (int i : {x, w}) {
+    if (!IsEightBit(view.input_type(i))) return NotLowered("input ", i, " is not int8 or uint8 (or its type is not known)");
   }
-  const NodeView x = v.view(dx), w = v.view(dw);
-  if (x.input_rank(0) < 2 || w.input_rank(0) != 2) return NotLowered("QDQ MatMul: A of rank < 2 or W not 2-D");
-  PARITY_RETURN_IF_ERROR(RequireQdqParams(x, 0, -1, "QDQ MatMul's A"));
-  PARITY_RETURN_IF_ERROR(RequireQdqParams(w, 0, 1, "QDQ MatMul's W"));
-  RegionClaim claim;
-  claim.nodes = {dx, dw, v.anchor()};
-  claim.inputs = {x.node().input(0), x.node().input(1), x.has_input(2) ? x.node().input(2) : "",
-                  w.node().input(0), w.node().input(1), w.has_input(2) ? w.node().input(2) : ""};
-  DataType out_type = DataType::kFloat;
-  const int q = v.sole_consumer(v.anchor());
-  if (q >= 0 && v.node(q).op_type() == "QuantizeLinear" && CanonicalDomain(v.node(q).domain()).empty()) {
-    const NodeView qv = v.view(q);
-    // Without a zero point QuantizeLinear makes uint8 (or its output_dtype): left to its own lowering.
-    if (qv.has_input(2) && RequireQdqParams(qv, 2, -1, "QDQ MatMul's Y").ok()) {
-      claim.nodes.push_back(q);
-      claim.inputs.push_back(qv.node().input(1));
-      claim.inputs.push_back(qv.node().input(2));
-      out_type = *qv.input_type(2);
+  for (auto [operand, zero] : {std::pair{x, x_zero}, std::pair{w, w_zero}}) {
+    if (view.has_input(zero) && view.input_type(zero) != view.input_type(operand)) {
+      return NotLowered("input ", zero, " (a zero point) is not of its operand's type");
     }
   }
-  claim.outputs = {v.node(claim.nodes.back()).output(0)};
-  // A node of the region's own inputs, for the plan's shapes at creation.
-  onnx::NodeProto inputs_node;
-  for (const std::string& name : claim.inputs) inputs_node.add_input(name);
-  const NodeView inputs_view(inputs_node, 0, v.facts());
-  auto runner = std::make_unique<QdqMatMulNode>(*x.input_type(0), *w.input_type(0), out_type, claim.nodes.size() == 4);
-  Status prepared = runner->Prepare(inputs_view);
-  if (!prepared.ok()) return NotLowered("QDQ MatMul: ", prepared.message());
+  return Status::Ok();
+}
+
+Status RequireScales(const NodeView& view, std::vector<int> scales) {
+  for (int i : scales) {
+    const std::optional<DataType> t = view.input_type(i);
+    // float16 and bfloat16 scales are exact in the double requantization too.
+    if (!t || (*t != DataType::kFloat && *t != DataType::kFloat16 && *t != DataType::kBfloat16)) {
+      return NotLowered("scale input ", i, " is not a float32, float16 or bfloat16 tensor");
+    }
+  }
+  return Status::Ok();
+}
+
+// Output channels of a MatMul's B (its last dim) or a Conv's W (its first), when static.
+int64_t Channels(const NodeView& view, int w, bool conv) {
+  const std::vector<int64_t>* dims = view.input_dims(w);
+  if (!dims || dims->empty()) return -1;
+  return conv ? dims->front() : dims->back();
+}
+
+StatusOr<WindowAttrs> ConvAttrs(const NodeView& view, int x, int64_t& group) {
+  const int64_t rank = view.input_rank(x);
+  if (rank < 3 || rank > 5) return NotLowered("X of rank ", rank, " (known before the run, 3 to 5)");
+  group = view.GetInt("group", 1);
+  if (group < 1) return NotLowered("group ", group);
+  return ReadWindowAttrs(view, static_cast<size_t>(rank - 2));
+}
+
+StatusOr<std::unique_ptr<LoweredNode>> LowerMatMulInteger(const NodeView& view) {
+  PARITY_RETURN_IF_ERROR(RequireEightBit(view, 0, 2, 1, 3));
+  PARITY_RETURN_IF_ERROR(RequireCount(view, 2, "a_zero_point", {1}));
+  PARITY_RETURN_IF_ERROR(RequireCount(view, 3, "b_zero_point", {1, Channels(view, 1, false)}));
+  if (view.has_input(3) && StaticCount(view, 3) > 1 && view.input_rank(3) != 1) {
+    return NotLowered("b_zero_point per column with rank ", view.input_rank(3), " (claimed as a 1-D [N] only)");
+  }
+  return Prepared(std::make_unique<IntMatMulNode>(*view.input_type(0), Operands{0, 2, 1, 3}, Finish::kInt32, Scaling{}),
+                  view);
+}
+
+StatusOr<std::unique_ptr<LoweredNode>> LowerQLinearMatMul(const NodeView& view) {
+  PARITY_RETURN_IF_ERROR(RequireEightBit(view, 0, 2, 3, 5));
+  PARITY_RETURN_IF_ERROR(RequireScales(view, {1, 4, 6}));
+  const int64_t n = Channels(view, 3, false);
+  PARITY_RETURN_IF_ERROR(RequireCount(view, 1, "a_scale", {1}));
+  PARITY_RETURN_IF_ERROR(RequireCount(view, 2, "a_zero_point", {1}));
+  PARITY_RETURN_IF_ERROR(RequireCount(view, 4, "b_scale", {1, n}));
+  PARITY_RETURN_IF_ERROR(RequireCount(view, 5, "b_zero_point", {1, n}));
+  if (view.has_input(5) && StaticCount(view, 5) > 1 && view.input_rank(5) != 1) {
+    return NotLowered("b_zero_point per column with rank ", view.input_rank(5), " (claimed as a 1-D [N] only)");
+  }
+  PARITY_RETURN_IF_ERROR(RequireCount(view, 6, "y_scale", {1}));
+  PARITY_RETURN_IF_ERROR(RequireCount(view, 7, "y_zero_point", {1}));
+  if (view.has_input(4) && StaticCount(view, 4) == n && n != 1 && view.input_rank(4) != 1) {
+    return NotLowered("b_scale per column with rank ", view.input_rank(4), " (claimed as a 1-D [N] only)");
+  }
+  const std::optional<DataType> out_type = view.has_input(7) ? view.input_type(7) : view.input_type(0);
+  if (!IsEightBit(out_type)) return NotLowered("the output is not int8 or uint8");
+  return Prepared(std::make_unique<IntMatMulNode>(*view.input_type(0), Operands{0, 2, 3, 5}, Finish::kQLinear,
+                                                  Scaling{1, 4, 6, 7, -1, *out_type}),
+                  view);
+}
+
+StatusOr<std::unique_ptr<LoweredNode>> LowerConvInteger(const NodeView& view) {
+  PARITY_RETURN_IF_ERROR(RequireEightBit(view, 0, 2, 1, 3));
+  PARITY_RETURN_IF_ERROR(RequireCount(view, 2, "x_zero_point", {1}));
+  PARITY_RETURN_IF_ERROR(RequireCount(view, 3, "w_zero_point", {1, Channels(view, 1, true)}));
+  int64_t group = 1;
+  PARITY_ASSIGN_OR_RETURN(WindowAttrs attrs, ConvAttrs(view, 0, group));
+  return Prepared(std::make_unique<IntConvNode>(*view.input_type(0), std::move(attrs), group, Operands{0, 2, 1, 3},
+                                                Finish::kInt32, Scaling{}),
+                  view);
+}
+
+StatusOr<std::unique_ptr<LoweredNode>> LowerQLinearConv(const NodeView& view) {
+  PARITY_RETURN_IF_ERROR(RequireEightBit(view, 0, 2, 3, 5));
+  PARITY_RETURN_IF_ERROR(RequireScales(view, {1, 4, 6}));
+  const int64_t m = Channels(view, 3, true);
+  PARITY_RETURN_IF_ERROR(RequireCount(view, 1, "x_scale", {1}));
+  PARITY_RETURN_IF_ERROR(RequireCount(view, 2, "x_zero_point", {1}));
+  PARITY_RETURN_IF_ERROR(RequireCount(view, 4, "w_scale", {1, m}));
+  PARITY_RETURN_IF_ERROR(RequireCount(view, 5, "w_zero_point", {1, m}));
+  PARITY_RETURN_IF_ERROR(RequireCount(view, 6, "y_scale", {1}));
+  PARITY_RETURN_IF_ERROR(RequireCount(view, 7, "y_zero_point", {1}));
+  if (view.has_input(8) && (view.input_type(8) != DataType::kInt32 || StaticCount(view, 8) != m)) {
+    return NotLowered("B is not an int32 [M] known before the run");
+  }
+  const std::optional<DataType> out_type = view.has_input(7) ? view.input_type(7) : view.input_type(0);
+  if (!IsEightBit(out_type)) return NotLowered("the output is not int8 or uint8");
+  int64_t group = 1;
+  PARITY_ASSIGN_OR_RETURN(WindowAttrs attrs, ConvAttrs(view, 0, group));
+  return Prepared(std::make_unique<IntConvNode>(*view.input_type(0), std::move(attrs), group, Operands{0, 2, 3, 5},
+                                                Finish::kQLinear, Scaling{1, 4, 6, 7, 8, *out_type}),
+                  view);
+}
+
+
+// --- QDQ regions --------------------------------------------------------------
+//
+// DequantizeLinear(x) and DequantizeLinear(w) feeding MatMul or Conv (its
+// bias, if any, a float32 value from outside), optionally followed by
+// QuantizeLinear: the int32 sums times the scales in double, rounded once
+// (to float32, or as QuantizeLinear rounds). The graph instead rounds each
+// dequantized value and the product to float32 and divides by y_scale in
+// float32 before rounding to the integer: the two can part by one float32
+// ULP, or by one quantization step where the graph's value lands next to a
+// tie.
+
+struct Dequantized {
+  std::string data, scale, zero;  // zero: "" when absent
+  int node = -1;
+};
+
+// The DequantizeLinear that makes `value` for the anchor alone, with a
+// per-tensor scale and zero point, or a per-channel scale (and zero point,
+// where `zero_per_channel`) along `channel_axis` (-1: per tensor only).
+StatusOr<std::optional<Dequantized>> FindDequantize(const RegionView& region, const std::string& value, int64_t channels,
+                                                    int64_t channel_axis, bool zero_per_channel) {
+  const int producer = region.producer(value);
+  if (producer < 0 || region.taken(producer)) return std::optional<Dequantized>();
+  const onnx::NodeProto& node = region.node(producer);
+  if (node.op_type() != "DequantizeLinear" || !CanonicalDomain(node.domain()).empty()) return std::optional<Dequantized>();
+  if (region.sole_consumer(producer) != region.anchor()) return NotLowered("a DequantizeLinear output read elsewhere");
+  const NodeView dq = region.view(producer);
+  if (!IsEightBit(dq.input_type(0))) return NotLowered("a DequantizeLinear of ", DataTypeName(dq.input_type(0).value_or(DataType::kUndefined)));
+  if (dq.input_type(1) != DataType::kFloat) return NotLowered("a DequantizeLinear to a type other than float32");
+  if (dq.has_input(2) && dq.input_type(2) != dq.input_type(0)) return NotLowered("a zero point of another type");
+  if (dq.GetInt("block_size", 0) != 0) return NotLowered("blocked DequantizeLinear (oneDNN's int8 kernels scale per tensor or channel)");
+  const int64_t count = StaticCount(dq, 1);
+  if (count != 1) {
+    const int64_t rank = dq.input_rank(0);
+    int64_t axis = dq.GetInt("axis", 1);
+    if (axis < 0) axis += rank;
+    if (channel_axis < 0 || count != channels || axis != channel_axis || dq.input_rank(1) != 1) {
+      return NotLowered("a DequantizeLinear scale of ", count, " elements that is not per output channel");
+    }
+  }
+  PARITY_RETURN_IF_ERROR(RequireCount(dq, 2, "a DequantizeLinear zero point",
+                                      zero_per_channel ? std::vector<int64_t>{1, count} : std::vector<int64_t>{1}));
+  return std::optional<Dequantized>(Dequantized{node.input(0), node.input(1), dq.has_input(2) ? node.input(2) : "", producer});
+}
+
+// The QuantizeLinear that alone reads `value`, per tensor, to int8 or uint8.
+int FindQuantize(const RegionView& region, int anchor) {
+  const int q = region.sole_consumer(anchor);
+  if (q < 0) return -1;
+  const onnx::NodeProto& node = region.node(q);
+  if (node.op_type() != "QuantizeLinear" || !CanonicalDomain(node.domain()).empty()) return -1;
+  const NodeView view = region.view(q);
+  if (view.input_type(1) != DataType::kFloat || StaticCount(view, 1) != 1) return -1;
+  if (view.has_input(2) && StaticCount(view, 2) != 1) return -1;
+  if (!IsEightBit(view.output_type(0))) return -1;
+  return q;
+}
+
+template <typename Node>
+StatusOr<std::optional<RegionClaim>> ClaimRegion(const RegionView& region, RegionClaim claim, std::unique_ptr<Node> runner) {
+  // The runner's shapes are those of the region's inputs: a node with them as
+  // its inputs lets it make its primitive now when they are static.
+  onnx::NodeProto inputs;
+  for (const std::string& name : claim.inputs) inputs.add_input(name);
+  Status prepared = runner->Prepare(NodeView(inputs, 0, region.facts()));
+  if (!prepared.ok()) return NotLowered(prepared.message());
   claim.runner = std::move(runner);
   return std::optional<RegionClaim>(std::move(claim));
 }
 
-// Where each operand of a quantized convolution sits; -1: none.
-struct QConvInputs {
-  int x = 0, x_scale = -1, x_zero = 2, w = 1, w_scale = -1, w_zero = 3, y_scale = -1, y_zero = -1, bias = -1;
-};
-constexpr QConvInputs kConvInteger{};
-constexpr QConvInputs kQLinearConv{0, 1, 2, 3, 4, 5, 6, 7, 8};
-
-struct QConvPlan {
-  dnnl::convolution_forward conv, window_sums;  // window_sums: weights of ones, one output per group
-  dnnl::memory::desc x, w, acc, ones_w, sums;
-  std::vector<int8_t> ones;
-  std::vector<int64_t> out_dims;
-  int64_t out_channels = 0, group = 1, plane = 1;  // plane: output positions per channel
-};
-
-class QConvNode final : public ShapedNode<QConvPlan> {
- public:
-  QConvNode(QConvInputs in, ConvAttrs attrs, DataType x_type, DataType w_type, DataType out_type)
-      : in_(in), attrs_(std::move(attrs)), x_type_(x_type), w_type_(w_type), out_type_(out_type) {}
-
- protected:
-  StatusOr<QConvPlan> MakePlan(const InputShapes& shapes) override {
-    const std::vector<int64_t>& x = shapes[static_cast<size_t>(in_.x)];
-    const std::vector<int64_t>& w = shapes[static_cast<size_t>(in_.w)];
-    PARITY_ASSIGN_OR_RETURN(ConvGeometry g, ResolveConvGeometry(attrs_, x, w));
-    QConvPlan plan;
-    plan.out_dims = g.out_dims;
-    plan.out_channels = g.out_dims[1];
-    plan.group = attrs_.group;
-    for (size_t i = 2; i < g.out_dims.size(); ++i) plan.plane *= g.out_dims[i];
-    const std::vector<int64_t> kernel(w.begin() + 2, w.end());
-    std::vector<int64_t> wd = kernel, ones_d = kernel;
-    wd.insert(wd.begin(), {plan.out_channels / plan.group, w[1]});
-    ones_d.insert(ones_d.begin(), {1, w[1]});
-    if (plan.group > 1) {
-      wd.insert(wd.begin(), plan.group);
-      ones_d.insert(ones_d.begin(), plan.group);
-    }
-    plan.x = PlainDesc(x, *DnnlType(x_type_));
-    plan.w = PlainDesc(wd, dnnl_dt::s8);  // a uint8 W is shifted into int8 at run
-    plan.acc = PlainDesc(g.out_dims, dnnl_dt::s32);
-    plan.ones_w = PlainDesc(ones_d, dnnl_dt::s8);
-    std::vector<int64_t> sums_dims = g.out_dims;
-    sums_dims[1] = plan.group;
-    plan.sums = PlainDesc(sums_dims, dnnl_dt::s32);
-    int64_t ones_count = 1;
-    for (int64_t d : ones_d) ones_count *= d;
-    plan.ones.assign(static_cast<size_t>(ones_count), 1);
-    dnnl::primitive_attr attr;
-    attr.set_zero_points_mask(DNNL_ARG_SRC, 0);
-    const auto fwd = dnnl::prop_kind::forward_inference;
-    const auto direct = dnnl::algorithm::convolution_direct;
-    plan.conv = dnnl::convolution_forward(dnnl::convolution_forward::primitive_desc(
-        Engine(), fwd, direct, plan.x, plan.w, plan.acc, g.strides, g.dilates, g.pad_l, g.pad_r, attr));
-    plan.window_sums = dnnl::convolution_forward(dnnl::convolution_forward::primitive_desc(
-        Engine(), fwd, direct, plan.x, plan.ones_w, plan.sums, g.strides, g.dilates, g.pad_l, g.pad_r, attr));
-    return plan;
+StatusOr<std::optional<RegionClaim>> MatMulRegion(const RegionView& region) {
+  const onnx::NodeProto& anchor = region.node(region.anchor());
+  const NodeView view = region.view(region.anchor());
+  const int64_t rank_b = view.input_rank(1);
+  PARITY_ASSIGN_OR_RETURN(std::optional<Dequantized> a, FindDequantize(region, anchor.input(0), 1, -1, false));
+  PARITY_ASSIGN_OR_RETURN(std::optional<Dequantized> b, FindDequantize(region, anchor.input(1), Channels(view, 1, false),
+                                                                       rank_b >= 2 ? rank_b - 1 : -1, true));
+  if (!a || !b) return std::optional<RegionClaim>();
+  RegionClaim claim;
+  claim.nodes = {a->node, b->node, region.anchor()};
+  claim.inputs = {a->data, a->scale, a->zero, b->data, b->scale, b->zero};
+  Scaling scaling{1, 4, -1, -1, -1, DataType::kFloat};
+  Finish finish = Finish::kFloat;
+  const int q = FindQuantize(region, region.anchor());
+  if (q >= 0) {
+    const onnx::NodeProto& qn = region.node(q);
+    claim.nodes.push_back(q);
+    claim.inputs.push_back(qn.input(1));
+    claim.inputs.push_back(qn.input_size() > 2 ? qn.input(2) : "");
+    claim.outputs = {qn.output(0)};
+    scaling = Scaling{1, 4, 6, 7, -1, *region.view(q).output_type(0)};
+    finish = Finish::kQLinear;
+  } else {
+    claim.outputs = {anchor.output(0)};
   }
+  const DataType a_type = *region.view(a->node).input_type(0);
+  return ClaimRegion(region, std::move(claim),
+                     std::make_unique<IntMatMulNode>(a_type, Operands{0, 2, 3, 5}, finish, scaling));
+}
 
-  StatusOr<std::vector<Value>> Execute(const QConvPlan& plan, const KernelContext& ctx) override {
-    const Tensor& x = ctx.tensor(static_cast<size_t>(in_.x));
-    const Tensor& w = ctx.tensor(static_cast<size_t>(in_.w));
-    int32_t x_zero = ZeroPoint(ctx, in_.x_zero);
-    // w's zero point per output channel, moved by -128 with a uint8 W.
-    std::vector<int64_t> w_zero(static_cast<size_t>(plan.out_channels), 0);
-    if (ctx.has_input(static_cast<size_t>(in_.w_zero))) {
-      const Tensor& z = ctx.tensor(static_cast<size_t>(in_.w_zero));
-      if (z.size() != 1 && z.size() != plan.out_channels) {
-        return ctx.Error("w_zero_point has ", z.size(), " values for ", plan.out_channels, " output channels");
-      }
-      for (int64_t m = 0; m < plan.out_channels; ++m) w_zero[static_cast<size_t>(m)] = z.GetInt64(z.size() == 1 ? 0 : m);
+StatusOr<std::optional<RegionClaim>> ConvRegion(const RegionView& region) {
+  const onnx::NodeProto& anchor = region.node(region.anchor());
+  const NodeView view = region.view(region.anchor());
+  PARITY_ASSIGN_OR_RETURN(std::optional<Dequantized> x, FindDequantize(region, anchor.input(0), 1, -1, false));
+  PARITY_ASSIGN_OR_RETURN(std::optional<Dequantized> w, FindDequantize(region, anchor.input(1), Channels(view, 1, true), 0, true));
+  if (!x || !w) return std::optional<RegionClaim>();
+  if (view.has_input(2)) {
+    const int producer = region.producer(anchor.input(2));
+    if (view.input_type(2) != DataType::kFloat) return NotLowered("a bias that is not float32");
+    if (producer >= 0 && region.node(producer).op_type() == "DequantizeLinear") {
+      return NotLowered("a dequantized bias (claimed as a float32 value only)");
     }
-    std::vector<uint8_t> shifted;
-    const void* w_data = w.raw_bytes();
-    if (w_type_ == DataType::kUint8) {
-      shifted.resize(w.byte_size());
-      for (size_t i = 0; i < shifted.size(); ++i) shifted[i] = w.raw_bytes()[i] ^ 0x80;
-      w_data = shifted.data();
-      for (int64_t& z : w_zero) z -= 128;
-    }
-    const bool any_w_zero = std::any_of(w_zero.begin(), w_zero.end(), [](int64_t z) { return z != 0; });
-    PARITY_ASSIGN_OR_RETURN(Tensor acc, NewTensor(DataType::kInt32, plan.out_dims));
-    std::vector<int32_t> sums;
-    if (acc.size() > 0) {
-      const dnnl::memory zero_mem(dnnl::memory::desc({1}, dnnl_dt::s32, {1}), Engine(), &x_zero);
-      const dnnl::memory x_mem = Wrap(x, plan.x);
-      plan.conv.execute(Stream(), {{DNNL_ARG_SRC, x_mem},
-                                   {DNNL_ARG_WEIGHTS, HostMemory(plan.w, const_cast<void*>(w_data))},
-                                   {DNNL_ARG_DST, Wrap(acc, plan.acc)},
-                                   {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero_mem}});
-      if (any_w_zero) {
-        sums.resize(static_cast<size_t>(acc.size() / plan.out_channels * plan.group));
-        plan.window_sums.execute(Stream(), {{DNNL_ARG_SRC, x_mem},
-                                            {DNNL_ARG_WEIGHTS, HostMemory(plan.ones_w, const_cast<int8_t*>(plan.ones.data()))},
-                                            {DNNL_ARG_DST, HostMemory(plan.sums, sums.data())},
-                                            {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero_mem}});
-      }
-      Stream().wait();
-    }
-    int32_t* a = reinterpret_cast<int32_t*>(acc.mutable_raw_bytes());
-    const int64_t per_group = plan.out_channels / plan.group;
-    if (any_w_zero) {
-      for (int64_t i = 0; i < acc.size(); ++i) {
-        const int64_t m = (i / plan.plane) % plan.out_channels, n = i / plan.plane / plan.out_channels;
-        const int64_t s = sums[static_cast<size_t>((n * plan.group + m / per_group) * plan.plane + i % plan.plane)];
-        a[i] = static_cast<int32_t>(a[i] - w_zero[static_cast<size_t>(m)] * s);
-      }
-    }
-    if (in_.y_scale < 0) return std::vector<Value>{Value::FromTensor(std::move(acc))};
-    return Requantize(plan, ctx, acc);
   }
-
- private:
-  StatusOr<std::vector<Value>> Requantize(const QConvPlan& plan, const KernelContext& ctx, const Tensor& acc) {
-    const Tensor& ws = ctx.tensor(static_cast<size_t>(in_.w_scale));
-    if (ws.size() != 1 && ws.size() != plan.out_channels) {
-      return ctx.Error("w_scale has ", ws.size(), " values for ", plan.out_channels, " output channels");
-    }
-    const double xs = ctx.tensor(static_cast<size_t>(in_.x_scale)).GetDouble(0);
-    const double ys = ctx.tensor(static_cast<size_t>(in_.y_scale)).GetDouble(0);
-    const int64_t y_zero = ZeroPoint(ctx, in_.y_zero);
-    std::vector<int64_t> bias(static_cast<size_t>(plan.out_channels), 0);
-    if (in_.bias >= 0 && ctx.has_input(static_cast<size_t>(in_.bias))) {
-      const Tensor& b = ctx.tensor(static_cast<size_t>(in_.bias));
-      if (b.size() != plan.out_channels) return ctx.Error("B has ", b.size(), " values for ", plan.out_channels, " channels");
-      bias = b.ToInt64s();
-    }
-    const double lo = out_type_ == DataType::kUint8 ? 0 : -128, hi = out_type_ == DataType::kUint8 ? 255 : 127;
-    PARITY_ASSIGN_OR_RETURN(Tensor y, NewTensor(out_type_, plan.out_dims));
-    const int32_t* a = reinterpret_cast<const int32_t*>(acc.raw_bytes());
-    uint8_t* out = y.mutable_raw_bytes();
-    for (int64_t i = 0; i < y.size(); ++i) {
-      const int64_t m = (i / plan.plane) % plan.out_channels;
-      const double scale = xs * ws.GetDouble(ws.size() == 1 ? 0 : m) / ys;
-      const double real = static_cast<double>(a[i] + bias[static_cast<size_t>(m)]) * scale;
-      const double q = std::clamp((std::isnan(real) ? 0.0 : std::nearbyint(real)) + static_cast<double>(y_zero), lo, hi);
-      if (out_type_ == DataType::kUint8) {
-        out[i] = static_cast<uint8_t>(q);
-      } else {
-        const int8_t v = static_cast<int8_t>(q);
-        std::memcpy(out + i, &v, 1);
-      }
-    }
-    return std::vector<Value>{Value::FromTensor(std::move(y))};
+  int64_t group = 1;
+  PARITY_ASSIGN_OR_RETURN(WindowAttrs attrs, ConvAttrs(view, 0, group));
+  RegionClaim claim;
+  claim.nodes = {x->node, w->node, region.anchor()};
+  claim.inputs = {x->data, x->scale, x->zero, w->data, w->scale, w->zero, view.has_input(2) ? anchor.input(2) : ""};
+  Scaling scaling{1, 4, -1, -1, 6, DataType::kFloat, true};
+  Finish finish = Finish::kFloat;
+  const int q = FindQuantize(region, region.anchor());
+  if (q >= 0) {
+    const onnx::NodeProto& qn = region.node(q);
+    claim.nodes.push_back(q);
+    claim.inputs.push_back(qn.input(1));
+    claim.inputs.push_back(qn.input_size() > 2 ? qn.input(2) : "");
+    claim.outputs = {qn.output(0)};
+    scaling = Scaling{1, 4, 7, 8, 6, *region.view(q).output_type(0), true};
+    finish = Finish::kQLinear;
+  } else {
+    claim.outputs = {anchor.output(0)};
   }
-
-  QConvInputs in_;
-  ConvAttrs attrs_;
-  DataType x_type_, w_type_, out_type_;
-};
-
-StatusOr<std::unique_ptr<LoweredNode>> LowerQConv(const NodeView& view, const QConvInputs& in) {
-  const std::optional<DataType> x = view.input_type(in.x), w = view.input_type(in.w);
-  if (!IsInt8(x) || !IsInt8(w)) return NotLowered("x and w must be int8 or uint8 (oneDNN's int8 convolution)");
-  if (view.has_input(in.x_zero) && view.input_type(in.x_zero) != x) return NotLowered("x_zero_point's type differs from x's");
-  if (view.has_input(in.w_zero) && view.input_type(in.w_zero) != w) return NotLowered("w_zero_point's type differs from w's");
-  PARITY_RETURN_IF_ERROR(RequireOneValue(view, in.x_zero, "x_zero_point"));
-  PARITY_ASSIGN_OR_RETURN(ConvAttrs attrs, ReadConvAttrs(view, false));
-  DataType out_type = DataType::kInt32;
-  if (in.y_scale >= 0) {
-    const std::optional<DataType> y = view.input_type(in.y_zero);
-    out_type = view.has_input(in.y_zero) ? y.value_or(DataType::kUndefined) : *x;
-    if (!IsInt8(out_type)) return NotLowered("y_zero_point is not int8 or uint8");
-    PARITY_RETURN_IF_ERROR(RequireOneValue(view, in.x_scale, "x_scale"));
-    PARITY_RETURN_IF_ERROR(RequireOneValue(view, in.y_scale, "y_scale"));
-    PARITY_RETURN_IF_ERROR(RequireOneValue(view, in.y_zero, "y_zero_point"));
-    if (view.has_input(in.bias) && view.input_type(in.bias) != DataType::kInt32) return NotLowered("B that is not int32");
-  }
-  return Prepared(std::make_unique<QConvNode>(in, std::move(attrs), *x, *w, out_type), view);
+  const DataType x_type = *region.view(x->node).input_type(0);
+  return ClaimRegion(region, std::move(claim),
+                     std::make_unique<IntConvNode>(x_type, std::move(attrs), group, Operands{0, 2, 3, 5}, finish, scaling));
 }
 
 }  // namespace
 
 void AddQuantizedLowerings(Lowering& lowering) {
-  lowering.Add("MatMulInteger", [](const NodeView& v) { return LowerIntMatMul(v, kMatMulInteger); });
-  lowering.Add("QLinearMatMul", [](const NodeView& v) { return LowerIntMatMul(v, kQLinearMatMul); });
-  lowering.AddRegion("MatMul", QdqMatMulRegion);
-  lowering.Add("ConvInteger", [](const NodeView& v) { return LowerQConv(v, kConvInteger); });
-  lowering.Add("QLinearConv", [](const NodeView& v) { return LowerQConv(v, kQLinearConv); });
+  lowering.AddRegion("MatMul", MatMulRegion);
+  lowering.AddRegion("Conv", ConvRegion);
+  lowering.Add("MatMulInteger", LowerMatMulInteger);
+  lowering.Add("QLinearMatMul", LowerQLinearMatMul);
+  lowering.Add("ConvInteger", LowerConvInteger);
+  lowering.Add("QLinearConv", LowerQLinearConv);
 }
 
 }  // namespace parity::adapters::onednn
