@@ -368,10 +368,16 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerBatchNormalization(const NodeView& v
 // and one binary multiply by inv_rms with scale as a binary post-op, which
 // rounds y once to its type.
 struct RmsPlan {
-  dnnl::primitive stats;  // the reduction, or x * x when the block has one element (oneDNN reduces no identity)
+  // x * x into float32 squares, then their mean with the post-ops; a block
+  // of one element has the squares' post-ops on the product itself (oneDNN
+  // reduces no identity). Not norm_lp_power_p_sum: oneDNN 3.2 runs it, with
+  // post-ops, on its reference implementation only, which took most of a
+  // small decoder's step; the JIT mean of squares does the same sums.
+  dnnl::binary square;
+  dnnl::primitive stats;
   bool stats_is_binary = false;
-  dnnl::binary apply;
-  dnnl::memory::desc x, inv, scale, y;
+  dnnl::binary apply;  // x * scale, times inv as a post-op (the JIT binary's broadcast forms)
+  dnnl::memory::desc x, squares, inv, scale, y;
   std::vector<int64_t> x_dims, inv_dims;
   bool empty = false;
 };
@@ -404,27 +410,30 @@ StatusOr<RmsPlan> MakeRmsPlan(const std::vector<int64_t>& x, DataType x_type, co
   plan.inv = PlainDesc(plan.inv_dims, dnnl_dt::f32);
   plan.scale = PlainDesc(padded, *DnnlType(scale_type));
   plan.y = PlainDesc(x, *DnnlType(y_type));
-  dnnl::post_ops finish;  // sum of squares -> (sum / block + epsilon)^(-1/2)
-  finish.append_eltwise(algorithm::eltwise_linear, 1.0f / static_cast<float>(block), epsilon);
+  dnnl::post_ops finish;  // mean of squares -> (mean + epsilon)^(-1/2)
+  finish.append_eltwise(algorithm::eltwise_linear, 1.0f, epsilon);
   finish.append_eltwise(algorithm::eltwise_pow, 1.0f, -0.5f);
   dnnl::primitive_attr stats_attr;
   stats_attr.set_post_ops(finish);
   if (block > 1) {
-    plan.stats = dnnl::reduction(dnnl::reduction::primitive_desc(
-        Engine(), algorithm::reduction_norm_lp_power_p_sum, plan.x, plan.inv, 2.0f, 0.0f, stats_attr));
-  } else {
     // x * x as a binary (an eltwise keeps its source's type; this one
-    // writes float32 from a 16-bit x), then the same post-ops.
+    // writes float32 from a 16-bit x, exactly), then the mean.
+    plan.squares = PlainDesc(x, dnnl_dt::f32);
+    plan.square = dnnl::binary(
+        dnnl::binary::primitive_desc(Engine(), algorithm::binary_mul, plan.x, plan.x, plan.squares));
+    plan.stats = dnnl::reduction(dnnl::reduction::primitive_desc(Engine(), algorithm::reduction_mean, plan.squares,
+                                                                 plan.inv, 0.0f, 0.0f, stats_attr));
+  } else {
     plan.stats_is_binary = true;
     plan.stats = dnnl::binary(
         dnnl::binary::primitive_desc(Engine(), algorithm::binary_mul, plan.x, plan.x, plan.inv, stats_attr));
   }
-  dnnl::post_ops times_scale;
-  times_scale.append_binary(algorithm::binary_mul, plan.scale);
+  dnnl::post_ops times_inv;
+  times_inv.append_binary(algorithm::binary_mul, plan.inv);
   dnnl::primitive_attr apply_attr;
-  apply_attr.set_post_ops(times_scale);
+  apply_attr.set_post_ops(times_inv);
   plan.apply = dnnl::binary(
-      dnnl::binary::primitive_desc(Engine(), algorithm::binary_mul, plan.x, plan.inv, plan.y, apply_attr));
+      dnnl::binary::primitive_desc(Engine(), algorithm::binary_mul, plan.x, plan.scale, plan.y, apply_attr));
   return plan;
 }
 
@@ -435,11 +444,14 @@ void RunRms(const RmsPlan& plan, const dnnl::memory& x, const Tensor& scale, Ten
   if (plan.stats_is_binary) {
     plan.stats.execute(Stream(), {{DNNL_ARG_SRC_0, x}, {DNNL_ARG_SRC_1, x}, {DNNL_ARG_DST, inv_mem}});
   } else {
-    plan.stats.execute(Stream(), {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, inv_mem}});
+    std::vector<float> squares(plan.squares.get_size() / sizeof(float));
+    const dnnl::memory squares_mem(plan.squares, Engine(), squares.data());
+    plan.square.execute(Stream(), {{DNNL_ARG_SRC_0, x}, {DNNL_ARG_SRC_1, x}, {DNNL_ARG_DST, squares_mem}});
+    plan.stats.execute(Stream(), {{DNNL_ARG_SRC, squares_mem}, {DNNL_ARG_DST, inv_mem}});
   }
   plan.apply.execute(Stream(), {{DNNL_ARG_SRC_0, x},
-                                {DNNL_ARG_SRC_1, inv_mem},
-                                {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, Wrap(scale, plan.scale)},
+                                {DNNL_ARG_SRC_1, Wrap(scale, plan.scale)},
+                                {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, inv_mem},
                                 {DNNL_ARG_DST, Wrap(y, plan.y)}});
   Stream().wait();
 }
