@@ -15,18 +15,14 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 import unittest
 
 import numpy as np
 from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from spatial_test import PARITY, run_all  # noqa: E402
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "cases", "functions"))
-from case_common import Case, rng_for  # noqa: E402
+from placed_cases import PlacedCases  # noqa: E402
+from case_common import Case, rng_for  # noqa: E402  (placed_cases put cases/functions on the path)
 
 ELEM = {"int8": TensorProto.INT8, "uint8": TensorProto.UINT8, "float32": TensorProto.FLOAT,
         "int32": TensorProto.INT32}
@@ -157,25 +153,9 @@ int_case("onednn_qlinearconv_s8_bias", "QLinearConv",
          auto_pad="SAME_UPPER", strides=[2, 2])
 
 
-class OneDnnQuantizedTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        if not os.access(PARITY, os.X_OK):
-            raise unittest.SkipTest(f"{PARITY} is not built")
-        cls.tmp = tempfile.TemporaryDirectory()
-        cls.results = run_all(CASES, cls.tmp.name)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()
-
-    def test_every_case_passes_where_it_is_placed(self):
-        for case, placement in CASES:
-            with self.subTest(case=case.name):
-                row = self.results.get(case.name)
-                self.assertIsNotNone(row, "no result")
-                self.assertEqual(row["state"], "PASS", row.get("message"))
-                self.assertEqual(row.get("placement"), placement)
+class OneDnnQuantizedTest(PlacedCases, unittest.TestCase):
+    CASES = CASES
+    DYNAMIC = {}
 
 
 if __name__ == "__main__":

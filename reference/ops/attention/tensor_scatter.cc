@@ -9,21 +9,6 @@
 
 namespace parity::ops::attention {
 
-namespace {
-
-// Where each update row goes: validated once, then used by the functional
-// kernel and by the in-place write alike, so both put every row in the same
-// place and refuse the same inputs.
-struct ScatterPlan {
-  bool circular = false;
-  int64_t batch = 0;
-  int64_t per_batch = 1;  // product of dims 1..axis-1
-  int64_t max_len = 0;    // cache length along axis
-  int64_t len = 0;        // update length along axis
-  int64_t inner = 1;      // product of dims after axis
-  std::vector<int64_t> starts;  // per batch entry
-};
-
 StatusOr<ScatterPlan> PlanScatter(const KernelContext& ctx, const Tensor& cache, const Tensor& update) {
   const std::string mode = ctx.GetString("mode", "linear");
   if (mode != "linear" && mode != "circular") return ctx.Error("mode '", mode, "' is not linear or circular");
@@ -64,6 +49,8 @@ StatusOr<ScatterPlan> PlanScatter(const KernelContext& ctx, const Tensor& cache,
   for (int64_t d = 1; d < axis; ++d) plan.per_batch *= cache.dim(d);
   return plan;
 }
+
+namespace {
 
 // Writes every update row into `target` (the cache's shape) at its planned position.
 void WriteRows(const ScatterPlan& plan, const Tensor& update, Tensor& target) {
