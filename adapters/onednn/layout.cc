@@ -8,7 +8,7 @@
 // it, and a new shape over the same bytes is all a reshape is on this
 // device. oneDNN has nothing to compute for them and is not called: the
 // view is the input's buffer under another shape (Tensor::Reshaped), made
-// here from the ONNX shape rules. Claiming them keeps a chain of lowered
+// by the reference's own shape rules. Claiming them keeps a chain of lowered
 // nodes one device region instead of breaking it at every reshape, and a
 // run that forbids fallback is not failed by nodes that move no data. The
 // report still tells them apart: they make no kernel (kernels_compiled).
@@ -18,6 +18,7 @@
 
 #include "adapters/onednn/lowerings.h"
 #include "adapters/onednn/primitive_node.h"
+#include "reference/ops/reference_registry.h"
 
 namespace parity::adapters::onednn {
 namespace {
@@ -194,158 +195,35 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerTranspose(const NodeView& view) {
 
 // --- Views ----------------------------------------------------------------
 
-// The output shape of one shape-only operator, from its input's shape and
-// its shape-giving input or attribute; an error names what is wrong.
-using ShapeRule = std::function<StatusOr<Shape>(const KernelContext&, const Tensor&)>;
-
 // A node whose output is its input's buffer under another shape: no
-// kernel, no copy, nothing oneDNN computes (see the top of this file).
+// kernel, no copy, nothing oneDNN computes (see the top of this file). The
+// new shape comes from the reference's own kernel for the operator, whose
+// result for these operators is such a view (Tensor::Reshaped): one set of
+// shape rules, and the run checks that no data was moved.
 class ViewNode final : public LoweredNode {
  public:
-  explicit ViewNode(ShapeRule rule) : rule_(std::move(rule)) {}
-
   StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
     if (!ctx.has_input(0) || !ctx.input(0).is_tensor()) return ctx.Error("input 0 is not a tensor");
-    const Tensor& in = ctx.tensor(0);
-    PARITY_ASSIGN_OR_RETURN(Shape shape, rule_(ctx, in));
-    return std::vector<Value>{Value::FromTensor(in.Reshaped(std::move(shape)))};
+    const Kernel* kernel = ReferenceRegistry().Find(ctx.node().domain(), ctx.node().op_type(), ctx.opset());
+    if (!kernel) return ctx.Error("has no shape rule at opset ", ctx.opset());
+    PARITY_ASSIGN_OR_RETURN(std::vector<Value> out, (*kernel)(ctx));
+    if (out.size() != 1 || !out[0].is_tensor() || !out[0].tensor().SharesBufferWith(ctx.tensor(0))) {
+      return ctx.Error("the reference's kernel made a copy, not a view");
+    }
+    return out;
   }
-
- private:
-  ShapeRule rule_;
 };
-
-// A 1-D integer input (Reshape's shape, Squeeze's axes), read on the host.
-StatusOr<std::vector<int64_t>> IntegerInput(const KernelContext& ctx, size_t index, const char* what) {
-  PARITY_ASSIGN_OR_RETURN(const Tensor* t, ctx.RequireTensor(index));
-  if ((t->dtype() != DataType::kInt64 && t->dtype() != DataType::kInt32) || t->rank() > 1) {
-    return ctx.Error(what, " must be a 1-D int64 tensor, got ", t->Description());
-  }
-  return t->ToInt64s();
-}
-
-StatusOr<std::vector<int64_t>> NormalizedAxes(const KernelContext& ctx, std::vector<int64_t> axes, int64_t rank) {
-  std::vector<bool> seen(static_cast<size_t>(rank), false);
-  for (int64_t& a : axes) {
-    if (a < -rank || a >= rank) return ctx.Error("axis ", a, " is out of range for rank ", rank);
-    if (a < 0) a += rank;
-    if (seen[static_cast<size_t>(a)]) return ctx.Error("axis ", a, " appears twice");
-    seen[static_cast<size_t>(a)] = true;
-  }
-  return axes;
-}
-
-StatusOr<Shape> ReshapeShape(const KernelContext& ctx, const Tensor& in) {
-  PARITY_ASSIGN_OR_RETURN(const std::vector<int64_t> requested, IntegerInput(ctx, 1, "shape"));
-  const bool allowzero = ctx.GetInt("allowzero", 0) != 0;
-  Shape shape(requested.size());
-  int64_t inferred = -1, known = 1;
-  bool has_zero = false;
-  for (size_t i = 0; i < requested.size(); ++i) {
-    int64_t d = requested[i];
-    if (d == -1) {
-      if (inferred >= 0) return ctx.Error("shape ", ShapeToString(requested), " has more than one -1");
-      inferred = static_cast<int64_t>(i);
-      continue;
-    }
-    if (d < -1) return ctx.Error("shape ", ShapeToString(requested), " has the invalid dimension ", d);
-    if (d == 0) {
-      has_zero = true;
-      if (!allowzero) {  // 0 copies the input's dim at the same position
-        if (static_cast<int64_t>(i) >= in.rank()) {
-          return ctx.Error("shape ", ShapeToString(requested), " copies dim ", i, " of a rank-", in.rank(), " input");
-        }
-        d = in.dim(static_cast<int64_t>(i));
-      }
-    }
-    if (d != 0 && known > std::numeric_limits<int64_t>::max() / d) {
-      return ctx.Error("shape ", ShapeToString(requested), " is too large");
-    }
-    shape[i] = d;
-    known *= d;
-  }
-  if (allowzero && has_zero && inferred >= 0) {
-    return ctx.Error("shape ", ShapeToString(requested), " has both 0 and -1 while allowzero is set");
-  }
-  if (inferred >= 0) {
-    if (known == 0 || in.size() % known != 0) {
-      return ctx.Error("cannot reshape ", in.Description(), " to ", ShapeToString(requested));
-    }
-    shape[static_cast<size_t>(inferred)] = in.size() / known;
-  } else if (known != in.size()) {
-    return ctx.Error("cannot reshape ", in.Description(), " to ", ShapeToString(requested));
-  }
-  return shape;
-}
-
-StatusOr<Shape> FlattenShape(const KernelContext& ctx, const Tensor& in) {
-  const int64_t rank = in.rank();
-  int64_t axis = ctx.GetInt("axis", 1);
-  if (axis < -rank || axis > rank) return ctx.Error("axis ", axis, " is out of range for rank ", rank);
-  if (axis < 0) axis += rank;
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < rank; ++d) (d < axis ? outer : inner) *= in.dim(d);
-  return Shape{outer, inner};
-}
-
-// Squeeze and Unsqueeze read `axes` from an attribute before opset 13 and
-// from input 1 after; `present` says whether any was given.
-StatusOr<std::vector<int64_t>> SqueezeAxes(const KernelContext& ctx, bool* present) {
-  if (ctx.opset() < 13) {
-    *present = ctx.has_attribute("axes");
-    return ctx.GetInts("axes");
-  }
-  *present = ctx.has_input(1);
-  if (!*present) return std::vector<int64_t>{};
-  return IntegerInput(ctx, 1, "axes");
-}
-
-StatusOr<Shape> SqueezeShape(const KernelContext& ctx, const Tensor& in) {
-  bool present = false;
-  PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> axes, SqueezeAxes(ctx, &present));
-  PARITY_ASSIGN_OR_RETURN(axes, NormalizedAxes(ctx, std::move(axes), in.rank()));
-  std::vector<bool> drop(static_cast<size_t>(in.rank()), false);
-  if (!present) {  // no axes: every dim of 1 goes
-    for (int64_t d = 0; d < in.rank(); ++d) drop[static_cast<size_t>(d)] = in.dim(d) == 1;
-  }
-  for (int64_t a : axes) {
-    if (in.dim(a) != 1) return ctx.Error("cannot squeeze axis ", a, " of size ", in.dim(a));
-    drop[static_cast<size_t>(a)] = true;
-  }
-  Shape shape;
-  for (int64_t d = 0; d < in.rank(); ++d) {
-    if (!drop[static_cast<size_t>(d)]) shape.push_back(in.dim(d));
-  }
-  return shape;
-}
-
-StatusOr<Shape> UnsqueezeShape(const KernelContext& ctx, const Tensor& in) {
-  bool present = false;
-  PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> axes, SqueezeAxes(ctx, &present));
-  if (!present) return ctx.Error("'axes' is required");
-  // The axes index the output, whose rank counts the new dims.
-  const int64_t out_rank = in.rank() + static_cast<int64_t>(axes.size());
-  PARITY_ASSIGN_OR_RETURN(axes, NormalizedAxes(ctx, std::move(axes), out_rank));
-  std::vector<bool> inserted(static_cast<size_t>(out_rank), false);
-  for (int64_t a : axes) inserted[static_cast<size_t>(a)] = true;
-  Shape shape;
-  int64_t next = 0;
-  for (int64_t d = 0; d < out_rank; ++d) shape.push_back(inserted[static_cast<size_t>(d)] ? 1 : in.dim(next++));
-  return shape;
-}
-
-StatusOr<Shape> SameShape(const KernelContext&, const Tensor& in) { return in.shape(); }
 
 // A view claims a tensor of any type but strings (the values between
 // oneDNN's nodes are numeric host buffers); sequences and optionals are
 // no tensors and stay with the reference.
-LowerFn LowerView(ShapeRule rule, int64_t since_opset) {
-  return [rule = std::move(rule), since_opset](const NodeView& view) -> StatusOr<std::unique_ptr<LoweredNode>> {
+LowerFn LowerView(int64_t since_opset) {
+  return [since_opset](const NodeView& view) -> StatusOr<std::unique_ptr<LoweredNode>> {
     if (view.opset() < since_opset) return NotLowered("opset ", view.opset(), " (its shape is an attribute)");
     const std::optional<DataType> type = view.input_type(0);
     if (!type) return NotLowered("input 0 is not known to be a tensor before the run");
     if (*type == DataType::kString) return NotLowered("a string tensor");
-    return std::unique_ptr<LoweredNode>(std::make_unique<ViewNode>(rule));
+    return std::unique_ptr<LoweredNode>(std::make_unique<ViewNode>());
   };
 }
 
@@ -354,11 +232,11 @@ LowerFn LowerView(ShapeRule rule, int64_t since_opset) {
 void AddLayoutLowerings(Lowering& lowering) {
   lowering.Add("Concat", LowerConcat);
   lowering.Add("Transpose", LowerTranspose);
-  lowering.Add("Reshape", LowerView(ReshapeShape, 5));  // before 5 the shape is an attribute: left to the reference
-  lowering.Add("Flatten", LowerView(FlattenShape, 1));
-  lowering.Add("Squeeze", LowerView(SqueezeShape, 1));
-  lowering.Add("Unsqueeze", LowerView(UnsqueezeShape, 1));
-  lowering.Add("Identity", LowerView(SameShape, 1));
+  lowering.Add("Reshape", LowerView(5));  // before 5 the shape is an attribute: left to the reference
+  lowering.Add("Flatten", LowerView(1));
+  lowering.Add("Squeeze", LowerView(1));
+  lowering.Add("Unsqueeze", LowerView(1));
+  lowering.Add("Identity", LowerView(1));
 }
 
 }  // namespace parity::adapters::onednn
