@@ -55,13 +55,6 @@ class BinaryNode final : public ShapedNode<BinaryPlan> {
  public:
   BinaryNode(DataType type, BinarySpec spec) : type_(type), spec_(spec) {}
 
-  Status Check(const InputShapes& shapes) {
-    try {
-      return MakePlan(shapes).status();
-    } catch (const dnnl::error& e) {
-      return Status(StatusCode::kInternal, StrCat("creating its oneDNN primitive failed: ", DnnlError(e)));
-    }
-  }
 
  protected:
   StatusOr<BinaryPlan> MakePlan(const InputShapes& shapes) override {
@@ -259,7 +252,7 @@ LowerFn Binary(BinarySpec spec) {
     if (!static_shapes) {
       // Tried now on ones of the known ranks, so that a primitive oneDNN
       // lacks is refused here rather than met at the first run.
-      Status checked = node->Check(probe);
+      Status checked = node->CheckPlan(probe);
       if (!checked.ok()) return NotLowered(checked.message());
     }
     return Prepared(std::move(node), view);

@@ -53,15 +53,6 @@ class UnaryNode final : public ShapedNode<UnaryPlan> {
  public:
   UnaryNode(DataType type, UnarySpec spec) : type_(type), spec_(spec) {}
 
-  // The plan of `shapes` now, to learn at session creation whether oneDNN
-  // makes this primitive when the shapes wait for the first run.
-  Status Check(const InputShapes& shapes) {
-    try {
-      return MakePlan(shapes).status();
-    } catch (const dnnl::error& e) {
-      return Status(StatusCode::kInternal, StrCat("creating its oneDNN primitive failed: ", DnnlError(e)));
-    }
-  }
 
  protected:
   StatusOr<UnaryPlan> MakePlan(const InputShapes& shapes) override {
@@ -130,7 +121,7 @@ StatusOr<std::unique_ptr<LoweredNode>> PreparedOrChecked(std::unique_ptr<Node> n
   if (!view.input_dims(0)) {
     InputShapes probe(static_cast<size_t>(view.input_count()));
     probe[0] = {1};
-    Status checked = node->Check(probe);
+    Status checked = node->CheckPlan(probe);
     if (!checked.ok()) return NotLowered(checked.message());
   }
   return Prepared(std::move(node), view);
@@ -313,13 +304,6 @@ class ClipNode final : public ShapedNode<ClipPlan> {
   ClipNode(DataType type, bool attribute_bounds, std::optional<float> lo, std::optional<float> hi)
       : type_(type), attribute_bounds_(attribute_bounds), lo_(lo), hi_(hi) {}
 
-  Status Check(const InputShapes& shapes) {
-    try {
-      return MakePlan(shapes).status();
-    } catch (const dnnl::error& e) {
-      return Status(StatusCode::kInternal, StrCat("creating its oneDNN primitive failed: ", DnnlError(e)));
-    }
-  }
 
  protected:
   StatusOr<ClipPlan> MakePlan(const InputShapes& shapes) override {

@@ -45,6 +45,17 @@ class ShapedNode : public LoweredNode {
 
   bool deferred() const override { return plans_.empty(); }
 
+  // Makes a plan for `shapes` and drops it: at session creation, whether
+  // oneDNN makes this primitive for stand-in shapes of the known rank when
+  // the real ones wait for the first run.
+  Status CheckPlan(const InputShapes& shapes) {
+    try {
+      return MakePlan(shapes).status();
+    } catch (const dnnl::error& e) {
+      return Status(StatusCode::kInternal, StrCat("creating its oneDNN primitive failed: ", DnnlError(e)));
+    }
+  }
+
   // Makes the plan of the static shapes now, when they are all known.
   Status Prepare(const NodeView& view) {
     InputShapes shapes(static_cast<size_t>(view.input_count()));

@@ -38,13 +38,6 @@ class SoftmaxNode final : public ShapedNode<SoftmaxPlan> {
   SoftmaxNode(DataType type, dnnl::algorithm algorithm, int64_t axis, bool coerced)
       : type_(type), algorithm_(algorithm), axis_(axis), coerced_(coerced) {}
 
-  Status Check(const InputShapes& shapes) {
-    try {
-      return MakePlan(shapes).status();
-    } catch (const dnnl::error& e) {
-      return Status(StatusCode::kInternal, StrCat("creating its oneDNN primitive failed: ", DnnlError(e)));
-    }
-  }
 
  protected:
   StatusOr<SoftmaxPlan> MakePlan(const InputShapes& shapes) override {
@@ -126,7 +119,7 @@ LowerFn Softmax(dnnl::algorithm algorithm) {
       // rather than met at the first run.
       const int64_t rank = view.input_rank(0);
       InputShapes probe = {std::vector<int64_t>(static_cast<size_t>(rank < 0 ? std::max<int64_t>(axis < 0 ? -axis : axis + 1, 1) : rank), 2)};
-      Status checked = node->Check(probe);
+      Status checked = node->CheckPlan(probe);
       if (!checked.ok()) return NotLowered(checked.message());
     }
     return Prepared(std::move(node), view);
