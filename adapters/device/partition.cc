@@ -2,6 +2,7 @@
 // evaluator runs, with each fused region folded into one node.
 #include "adapters/device/partition.h"
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 #include <unordered_map>
@@ -52,7 +53,7 @@ std::string Partition::FallbackList(size_t limit) const {
   std::string out;
   size_t listed = 0, total = 0;
   for (const PlacedNode& n : nodes) {
-    if (n.reason.empty()) continue;
+    if (n.device != kFallbackDevice) continue;
     ++total;
     if (listed == limit) continue;
     out += (out.empty() ? "" : "; ") + n.name + " (" + n.reason + ")";
@@ -136,11 +137,18 @@ StatusOr<Partition> PartitionModel(const LoadedModel& model, const Lowering& low
         }
         if (!*claimed) continue;
         RegionClaim& claim = **claimed;
+        std::sort(claim.nodes.begin(), claim.nodes.end());  // a node named twice is one member
+        claim.nodes.erase(std::unique(claim.nodes.begin(), claim.nodes.end()), claim.nodes.end());
         PARITY_RETURN_IF_ERROR(CheckRegion(graph, claim, consumers));
         bool free = true;
         for (int n : claim.nodes) free = free && !taken[static_cast<size_t>(n)];
         if (!free) continue;
-        for (int n : claim.nodes) taken[static_cast<size_t>(n)] = true;
+        // Members visited before the anchor (a QDQ region's DequantizeLinear
+        // nodes) were refused on their own; the region runs them now.
+        for (int n : claim.nodes) {
+          taken[static_cast<size_t>(n)] = true;
+          partition.nodes[static_cast<size_t>(n)].reason.clear();
+        }
         regions.push_back(std::move(claim));
         break;
       }

@@ -196,3 +196,45 @@ TEST(PartitionTest, NodesOfModelLocalFunctionsAndOfUnimportedDomainsFallBack) {
 
 }  // namespace
 }  // namespace parity::adapters
+
+namespace parity::adapters {
+namespace {
+
+TEST(PartitionTest, ARegionMayTakeNodesRefusedBeforeItsAnchorAndTheyLeaveTheFallbackList) {
+  // n0 (Neg) comes before the anchor (Relu) and is refused on its own; the
+  // region of Relu takes it back, as a QDQ region takes its DequantizeLinear.
+  const LoadedModel model = Parse(R"(
+    <ir_version: 10, opset_import: ["" : 21]>
+    g (float[2] x) => (float[2] z) {
+      n = Neg (x)
+      r = Relu (n)
+      z = Abs (r)
+    })");
+  Lowering lowering;
+  lowering.Add("Neg", [](const NodeView&) -> StatusOr<std::unique_ptr<LoweredNode>> {
+    return NotLowered("no Neg alone");
+  });
+  int runs = 0;
+  lowering.AddRegion("Relu", [&](const RegionView& view) -> StatusOr<std::optional<RegionClaim>> {
+    const int neg = view.producer("n");
+    EXPECT_EQ(neg, 0);
+    RegionClaim claim;
+    claim.nodes = {view.anchor(), neg, neg};  // named twice: one member
+    claim.inputs = {"x"};
+    claim.outputs = {"r"};
+    claim.runner = std::make_unique<CountingNode>(&runs);
+    return std::optional<RegionClaim>(std::move(claim));
+  });
+  StatusOr<Partition> partition = PartitionModel(model, lowering, "cpu");
+  ASSERT_TRUE(partition.ok()) << partition.status().ToString();
+  EXPECT_EQ(partition->nodes[0].device, "cpu");
+  EXPECT_EQ(partition->nodes[0].reason, "");
+  EXPECT_EQ(partition->nodes[1].device, "cpu");
+  EXPECT_EQ(partition->nodes[2].device, kFallbackDevice);
+  EXPECT_EQ(partition->fallback_count(), 1u);
+  EXPECT_EQ(partition->FallbackList(), "Abs#2 (no lowering for Abs)");
+  EXPECT_EQ(partition->model.proto->graph().node_size(), 2);
+}
+
+}  // namespace
+}  // namespace parity::adapters

@@ -3,6 +3,7 @@
 // Gemm's alpha as a source scale and its C as a binary-add post-op; and the
 // region of a MatMul or Gemm with the bias Add and the activation after it.
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <optional>
 
@@ -18,6 +19,7 @@ struct MatMulPlan {
   std::vector<int64_t> out_dims;               // the ONNX output's dims
   DataType type = DataType::kFloat;
   float alpha = 1;
+  int64_t k = 0;  // the sums' length (Gemm: with K = 0 the result is C alone)
 };
 
 // ONNX MatMul (numpy's rules): a 1-D operand gains a dim of 1 that the
@@ -100,6 +102,7 @@ class GemmNode final : public ShapedNode<MatMulPlan> {
     plan.weights = trans_b_ ? dnnl::memory::desc({k, n}, dt, {1, k}) : dnnl::memory::desc({k, n}, dt, {n, 1});
     plan.dst = PlainDesc({m, n}, dt);
     plan.out_dims = {m, n};
+    plan.k = k;
     dnnl::primitive_attr attr;
     if (alpha_ != 1) attr.set_scales_mask(DNNL_ARG_SRC, 0);
     if (has_c_) {  // C may be a scalar, whose dims are empty as an absent input's are
@@ -120,6 +123,22 @@ class GemmNode final : public ShapedNode<MatMulPlan> {
   StatusOr<std::vector<Value>> Execute(const MatMulPlan& plan, const KernelContext& ctx) override {
     PARITY_ASSIGN_OR_RETURN(Tensor out, NewTensor(plan.type, plan.out_dims));
     if (out.size() == 0) return std::vector<Value>{Value::FromTensor(std::move(out))};
+    if (plan.k == 0) {
+      // Sums of nothing: alpha x 0 + C (beta is 1 when C is there), C
+      // broadcast over [M, N]: element copies, no arithmetic.
+      const int64_t n = plan.out_dims[1];
+      const size_t width = StorageSize(plan.type);
+      std::fill(out.mutable_raw_bytes(), out.mutable_raw_bytes() + out.byte_size(), 0);
+      if (!plan.bias.is_zero()) {
+        const Tensor& c = ctx.tensor(2);
+        const std::vector<int64_t> c_dims = LeftPad(c.shape(), 2);
+        for (int64_t i = 0; i < out.size(); ++i) {
+          const int64_t row = c_dims[0] == 1 ? 0 : i / n, col = c_dims[1] == 1 ? 0 : i % n;
+          std::memcpy(out.mutable_raw_bytes() + i * width, c.raw_bytes() + (row * c_dims[1] + col) * width, width);
+        }
+      }
+      return std::vector<Value>{Value::FromTensor(std::move(out))};
+    }
     std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, Wrap(ctx.tensor(0), plan.src)},
                                                   {DNNL_ARG_WEIGHTS, Wrap(ctx.tensor(1), plan.weights)},
                                                   {DNNL_ARG_DST, Wrap(out, plan.dst)}};

@@ -73,6 +73,10 @@ def write_corpus(root):
         case(name, 0, [helper.make_node("MatMul", ["a", "b"], ["p"]), helper.make_node("Tanh", ["p"], ["t"]),
                        helper.make_node("Sigmoid", ["p"], ["s"]), helper.make_node("Add", ["t", "s"], ["y"])],
              [("a", x(name + "a", [4, 32]), None), ("b", x(name + "b", [32, 16]), None)], [("y", elem)])
+        name = f"gemm_k0_is_c_{dtype}"  # sums of nothing: the result is C broadcast
+        case(name, 1, [helper.make_node("Gemm", ["a", "b", "c"], ["y"], alpha=0.5)],
+             [("a", x(name + "a", [2, 0]), None), ("b", x(name + "b", [0, 3]), None), ("c", x(name + "c", [3]), None)],
+             [("y", elem)])
     return cases
 
 

@@ -791,7 +791,14 @@ StaticFacts StaticFacts::Infer(const onnx::GraphProto& graph,
   StaticFacts facts;
   auto& values = facts.values_;
   // Declarations: the graph's own, before any rule.
-  for (const auto& init : graph.initializer()) values[init.name()] = FromTensorProto(init);
+  // An initializer that is also a graph input is only a default (IR 4 on):
+  // a run may feed another value, so neither its contents nor its dims are
+  // facts; the input's declaration is.
+  std::set<std::string_view> fed;
+  for (const auto& input : graph.input()) fed.insert(input.name());
+  for (const auto& init : graph.initializer()) {
+    if (!fed.count(init.name())) values[init.name()] = FromTensorProto(init);
+  }
   for (const auto& infos : {&graph.input(), &graph.value_info(), &graph.output()}) {
     for (const auto& info : *infos) {
       ValueFacts declared = FromTypeProto(info.type());

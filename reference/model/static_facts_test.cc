@@ -290,3 +290,25 @@ TEST(StaticFactsDataMovement, GatherSliceSqueezeUnsqueezeExpandFlatten) {
 
 }  // namespace
 }  // namespace parity
+
+namespace parity {
+namespace {
+
+TEST(StaticFactsInitializers, AnInitializerThatIsAlsoAnInputIsNoFact) {
+  // `axes` may be fed another value at the run: its contents are not known.
+  const onnx::GraphProto g = Graph(R"(
+    g (float[2, 3] x, int64[1] axes) => (y)
+    <int64[1] axes = {1}, int64[1] fixed = {0}> {
+      y = ReduceSum (x, axes)
+    })");
+  const StaticFacts facts = StaticFacts::Infer(g);
+  ASSERT_NE(facts.Find("axes"), nullptr);
+  EXPECT_FALSE(facts.Find("axes")->ints.has_value());
+  EXPECT_EQ(DimsOf(facts, "axes"), (Dims{1}));  // from the input's declaration
+  ASSERT_NE(facts.Find("fixed"), nullptr);
+  EXPECT_EQ(facts.Find("fixed")->ints, (std::optional<Dims>(Dims{0})));
+  EXPECT_EQ(DimsOf(facts, "y"), (Dims{-2}));  // which axes reduce is not known
+}
+
+}  // namespace
+}  // namespace parity
