@@ -393,6 +393,15 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerAttention(const NodeView& view) {
       return NotLowered("attn_mask of type ", DataTypeName(*mask), " (lowered: bool, or Q's type)");
     }
   }
+  // With a V head size of 0, Y is empty but the QK output is not; the
+  // lowering writes no score then, so it claims the QK output only where
+  // V's head size is known to be nonzero.
+  if (view.node().output_size() > 3 && !view.node().output(3).empty()) {
+    const ValueFacts* v = view.input_facts(2);
+    if (!v || !v->dims || v->dims->empty() || v->dims->back() <= 0) {
+      return NotLowered("the QK output with a V head size not known to be nonzero before the run");
+    }
+  }
   return std::unique_ptr<LoweredNode>(std::make_unique<AttentionNode>(*view.input_type(0)));
 }
 

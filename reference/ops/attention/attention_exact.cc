@@ -35,7 +35,10 @@ void AttendHeadExact(const AttentionProblem& p, const HeadData& head, const Outp
       // x + -inf + -inf is x + -inf for every x, NaN and +inf included.
       if (j < allowed.lo || j >= allowed.hi) add += kNegInf;
       biased[jj] = capped[jj] + add;
-      row_bias_max = std::max(row_bias_max, add);
+      // The body's ReduceMax of the bias: a NaN in it is the maximum, so the
+      // row is not fully masked and its softmax carries the NaN.
+      row_bias_max = std::isnan(add) || std::isnan(row_bias_max) ? std::numeric_limits<double>::quiet_NaN()
+                                                                 : std::max(row_bias_max, add);
     }
     // Softmax; a row with no allowed key (its bias all -inf) is all zeros.
     const bool fully_masked = total == 0 || (std::isinf(row_bias_max) && row_bias_max < 0);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "reference/ops/node_runner.h"
 #include "reference/ops/reference_registry.h"
@@ -59,6 +60,24 @@ TEST(Attention, AFullyMaskedRowIsZero) {
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   ExpectNear((*out)[0].tensor().ToDoubles(), {0});
   ExpectNear((*out)[3].tensor().ToDoubles(), {0, 0});
+}
+
+TEST(Attention, ANaNInTheMaskOfAnOtherwiseMaskedRowIsNoFullMask) {
+  // The body's ReduceMax of the bias is NaN, not -inf: the softmax carries
+  // the NaN rather than giving the zeros of a fully masked row.
+  Tensor q = Floats({1, 1, 1, 1}, {1});
+  Tensor k = Floats({1, 1, 2, 1}, {1, 1});
+  Tensor v = Floats({1, 1, 2, 1}, {2, 4});
+  const double inf = std::numeric_limits<double>::infinity();
+  auto y = NodeRunner("Attention")
+               .Opset(23)
+               .Input(q)
+               .Input(k)
+               .Input(v)
+               .Input(Floats({1, 2}, {std::numeric_limits<double>::quiet_NaN(), -inf}))
+               .RunOne();
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  EXPECT_TRUE(std::isnan(y->ToDoubles()[0]));
 }
 
 TEST(Attention, SoftcapPrecedesTheMaskAndMode0IsTheRawProduct) {
