@@ -1,6 +1,9 @@
 // The engine, the stream, the ISA's types and the tensor views.
 #include "adapters/onednn/onednn_context.h"
 
+#include <unordered_map>
+#include <vector>
+
 #include "reference/core/status.h"
 
 namespace parity::adapters::onednn {
@@ -80,9 +83,77 @@ dnnl::memory::desc PlainDesc(const std::vector<int64_t>& dims, dnnl_dt type) {
   return dnnl::memory::desc(d, type, strides);
 }
 
+namespace {
+
+// Memory objects for Wrap, kept per thread (as the stream is) by
+// descriptor. Creating one allocates oneDNN's storage objects, about a fifth
+// of a small decoder's step; re-pointing a kept one (set_data_handle) does
+// not. A memory object handed out inside a WrapScope serves only that scope
+// (the run of one lowered node, whose primitives have finished when it
+// ends: the CPU stream executes in order and blocks); at its end every
+// object goes back. Outside a scope Wrap makes a fresh object, which the
+// caller may keep as long as it likes.
+class WrapPool {
+ public:
+  dnnl::memory Get(void* data, const dnnl::memory::desc& desc) {
+    if (depth_ == 0) return dnnl::memory(desc, Engine(), data);
+    std::vector<Kept>& bucket = kept_[Key{desc.get_size(), desc.get_ndims()}];
+    for (Kept& k : bucket) {
+      if (!k.in_use && k.desc == desc) {
+        k.in_use = true;
+        k.memory.set_data_handle(data);
+        lent_.push_back(&k.in_use);
+        return k.memory;
+      }
+    }
+    if (bucket.size() >= kMaxPerBucket) return dnnl::memory(desc, Engine(), data);
+    // Reserved once, never grown past: the flags lent out are found again
+    // by address.
+    bucket.reserve(kMaxPerBucket);
+    bucket.push_back({desc, dnnl::memory(desc, Engine(), data), true});
+    lent_.push_back(&bucket.back().in_use);
+    return bucket.back().memory;
+  }
+  void Enter() { ++depth_; }
+  void Leave() {
+    if (--depth_ > 0) return;
+    for (bool* in_use : lent_) *in_use = false;
+    lent_.clear();
+  }
+
+ private:
+  static constexpr size_t kMaxPerBucket = 16;
+  struct Key {
+    size_t bytes;
+    int ndims;
+    bool operator==(const Key& o) const { return bytes == o.bytes && ndims == o.ndims; }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const { return (k.bytes * 0x9e3779b97f4a7c15ull) ^ static_cast<size_t>(k.ndims); }
+  };
+  struct Kept {
+    dnnl::memory::desc desc;
+    dnnl::memory memory;
+    bool in_use = false;
+  };
+  std::unordered_map<Key, std::vector<Kept>, KeyHash> kept_;
+  std::vector<bool*> lent_;
+  int depth_ = 0;
+};
+
+WrapPool& Pool() {
+  thread_local WrapPool pool;
+  return pool;
+}
+
+}  // namespace
+
+WrapScope::WrapScope() { Pool().Enter(); }
+WrapScope::~WrapScope() { Pool().Leave(); }
+
 dnnl::memory Wrap(const Tensor& t, const dnnl::memory::desc& desc) {
   // oneDNN's handle is not const; a lowering never writes an input it wraps.
-  return dnnl::memory(desc, Engine(), const_cast<uint8_t*>(t.raw_bytes()));
+  return Pool().Get(const_cast<uint8_t*>(t.raw_bytes()), desc);
 }
 
 dnnl::memory Wrap(const Tensor& t) { return Wrap(t, PlainDesc(t.shape(), *DnnlType(t.dtype()))); }

@@ -42,9 +42,22 @@ std::string DnnlError(const dnnl::error& e);
 dnnl::memory::desc PlainDesc(const std::vector<int64_t>& dims, dnnl_dt type);
 
 // A memory object over `t`'s buffer (no copy). The tensor must stay alive
-// and its buffer unchanged while the memory is used.
+// and its buffer unchanged while the memory is used. Inside a WrapScope the
+// object is a kept one re-pointed at the buffer, valid until the outermost
+// scope ends; outside one it is new and the caller's to keep.
 dnnl::memory Wrap(const Tensor& t, const dnnl::memory::desc& desc);
 dnnl::memory Wrap(const Tensor& t);  // with PlainDesc(t.shape(), its type)
+
+// The run of one lowered node: the memory objects Wrap hands out inside it
+// are lent for its length only (their primitives have finished when it
+// ends), and reused by the next node's Wraps instead of made again.
+class WrapScope {
+ public:
+  WrapScope();
+  ~WrapScope();
+  WrapScope(const WrapScope&) = delete;
+  WrapScope& operator=(const WrapScope&) = delete;
+};
 
 // A fresh output tensor of `type` and `dims` and the memory over it.
 StatusOr<Tensor> NewTensor(DataType type, const std::vector<int64_t>& dims);

@@ -36,6 +36,7 @@ class ShapedNode : public LoweredNode {
       shapes[i] = ctx.tensor(i).shape();
     }
     PARITY_ASSIGN_OR_RETURN(const Plan* plan, Find(shapes, /*at_creation=*/false, &ctx));
+    WrapScope scope;
     try {
       return Execute(*plan, ctx);
     } catch (const dnnl::error& e) {
