@@ -306,16 +306,27 @@ Status Evaluator::RunNode(const onnx::NodeProto& node, Scope& scope, const Opset
   // Trailing absent inputs are the same as inputs not given at all.
   while (!inputs.empty() && inputs.back() == nullptr) inputs.pop_back();
 
-  const std::string domain(CanonicalDomain(node.domain()));
+  const std::string_view domain = CanonicalDomain(node.domain());
   StatusOr<std::vector<Value>> outputs = Status(StatusCode::kInternal, "no dispatch");
-  auto local = local_functions_.find({domain, node.op_type(), node.overload()});
+  // Most models define no local function: no key is built for them.
+  auto local = local_functions_.empty()
+                   ? local_functions_.end()
+                   : local_functions_.find({std::string(domain), node.op_type(), node.overload()});
   auto opset_it = opsets.find(domain);
   const Kernel* node_kernel = options_.node_kernels ? options_.node_kernels->Find(node) : nullptr;
+  // What a kernel's subgraphs run in. The lambda captures one pointer, so
+  // that std::function keeps it in place instead of allocating per node.
+  struct SubgraphCall {
+    const Evaluator* evaluator;
+    Scope* scope;
+    const OpsetMap* opsets;
+    int depth;
+  } call{this, &scope, &opsets, depth};
+  const auto run_subgraph = [&call](const onnx::GraphProto& g, const std::vector<Value>& in) {
+    return call.evaluator->RunGraph(g, in, call.scope, *call.opsets, call.depth + 1);
+  };
   if (node_kernel && opset_it != opsets.end()) {
-    KernelContext ctx(node, std::move(inputs), opset_it->second,
-                      [this, &scope, &opsets, depth](const onnx::GraphProto& g, const std::vector<Value>& in) {
-                        return RunGraph(g, in, &scope, opsets, depth + 1);
-                      });
+    KernelContext ctx(node, std::move(inputs), opset_it->second, run_subgraph);
     outputs = (*node_kernel)(ctx);
   } else if (local != local_functions_.end()) {
     outputs = CallFunction(*local->second, node, inputs, opsets, depth + 1);
@@ -324,21 +335,19 @@ Status Evaluator::RunNode(const onnx::NodeProto& node, Scope& scope, const Opset
                         "', which the opset imports do not name");
   } else if (const onnx::FunctionProto* f =
                  options_.prefer_function_bodies || options_.arithmetic == Arithmetic::kConventional
-                     ? options_.functions->Find(domain, node.op_type(), node.overload())
+                     ? options_.functions->Find(std::string(domain), node.op_type(), node.overload())
                      : nullptr) {
     outputs = CallFunction(*f, node, inputs, opsets, depth + 1);
   } else if (const Kernel* kernel = options_.registry->Find(domain, node.op_type(), opset_it->second)) {
-    KernelContext ctx(node, std::move(inputs), opset_it->second,
-                      [this, &scope, &opsets, depth](const onnx::GraphProto& g, const std::vector<Value>& in) {
-                        return RunGraph(g, in, &scope, opsets, depth + 1);
-                      });
+    KernelContext ctx(node, std::move(inputs), opset_it->second, run_subgraph);
     ctx.set_float32_sums(options_.arithmetic == Arithmetic::kConventional);
     ctx.set_widened(options_.arithmetic == Arithmetic::kWide);
     outputs = (*kernel)(ctx);
-  } else if (const onnx::FunctionProto* f = options_.functions->Find(domain, node.op_type(), node.overload())) {
+  } else if (const onnx::FunctionProto* f =
+                 options_.functions->Find(std::string(domain), node.op_type(), node.overload())) {
     outputs = CallFunction(*f, node, inputs, opsets, depth + 1);
   } else {
-    return Unimplemented("op not implemented: ", domain.empty() ? "" : domain + ".", node.op_type(), " (opset ",
+    return Unimplemented("op not implemented: ", domain.empty() ? "" : std::string(domain) + ".", node.op_type(), " (opset ",
                          opset_it->second, ")");
   }
   if (!outputs.ok()) {
