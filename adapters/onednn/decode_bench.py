@@ -49,7 +49,12 @@ MODELS = ["llama_decoder_opset24", "llama_decode_step_opset23"]
 
 
 def to_bfloat16(case):
-    """The float32 bench case with every float tensor rounded once to bfloat16."""
+    """The float32 bench case with every float tensor rounded once to bfloat16.
+    Its steps keep their carried inputs in their files (about 130 MB in all),
+    so that the reference can run each step alone and every output has its
+    error budget (spec/tolerance.md): a bfloat16 decoder layer is judged
+    against a conventional bfloat16 run of the layer, not by the
+    per-operator floor alone (ONEDNN-61)."""
     model = onnx.ModelProto()
     model.CopyFrom(case.model)
     graph = model.graph
@@ -68,7 +73,7 @@ def to_bfloat16(case):
     return alias_model.StatefulCase(case.name + "_bfloat16", case.operator, case.feature + " (bfloat16)",
                                     [t for t in case.tags if t != "float32"] + ["bfloat16"], model, case.carry,
                                     rounded(case.initial), [rounded(s) for s in case.steps],
-                                    prune_carried=case.prune_carried)
+                                    prune_carried=False)
 
 
 def write_bench_cases(parity: str, corpus: str) -> list:
@@ -140,6 +145,7 @@ def main(argv=None) -> int:
     cases += [repeated_steps(os.path.join(ROOT, "cases", "models", m), os.path.join(args.work, "corpus"), args.steps)
               for m in MODELS]
     failed = False
+    onnxruntime_float32 = None  # ONNX Runtime's float32 decoder layer, the yardstick of the bfloat16 one
     print(f"threads {args.threads}; times in ms (noisy on a shared machine)")
     print(f"{'case':<34} {'adapter':<12} {'state':<12} {'create':>9} {'compile':>9} {'prefill/run':>11} "
           f"{'decode med':>10}  placement")
@@ -159,6 +165,14 @@ def main(argv=None) -> int:
         if a["decode"] and b["decode"] and b["state"] == "PASS":
             print(f"{name:<34} median step oneDNN / ONNX Runtime = {a['decode'] / b['decode']:.2f}; "
                   f"session creation {a['create'] / b['create']:.2f}")
+            if name == "gqa_decode_4096":
+                onnxruntime_float32 = b
+        elif a["decode"] and name.endswith("_bfloat16") and onnxruntime_float32:
+            # ONNX Runtime's CPU provider has no bfloat16 MatMul (ONEDNN-62): the
+            # layer in bfloat16 on oneDNN against the fastest form ONNX Runtime
+            # runs, its float32 one.
+            print(f"{name:<34} median step oneDNN bfloat16 / ONNX Runtime float32 = "
+                  f"{a['decode'] / onnxruntime_float32['decode']:.2f}")
     return 1 if failed else 0
 
 
