@@ -29,6 +29,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import time
 
 import numpy as np
 import onnx
@@ -173,7 +174,55 @@ def main(argv=None) -> int:
             # runs, its float32 one.
             print(f"{name:<34} median step oneDNN bfloat16 / ONNX Runtime float32 = "
                   f"{a['decode'] / onnxruntime_float32['decode']:.2f}")
+    in_process(args.parity, args.threads)
     return 1 if failed else 0
+
+
+def in_process(parity: str, threads: int, runs: int = 2000) -> None:
+    """The exported models' step in a loop inside one process each, without
+    the workers around it: the oneDNN adapter's run through parity_bench's
+    AdapterRun (with the workers' malloc setting, spec/protocol/README.md)
+    and ONNX Runtime's InferenceSession.run, on the same inputs."""
+    import onnxruntime
+    bench = os.path.join(os.path.dirname(parity), "parity_bench")
+    dirs = [os.path.join(ROOT, "cases", "models", m) for m in MODELS]
+    env = dict(os.environ, PARITY_THREADS=str(threads), PARITY_BENCH_CASES=":".join(dirs),
+               PARITY_BENCH_ADAPTER=os.path.join(os.path.dirname(parity), "adapters", "libparity_adapter_onednn.so"))
+    env.setdefault("GLIBC_TUNABLES", "glibc.malloc.tcache_count=1024")
+    onednn = {}
+    if os.access(bench, os.X_OK):
+        out = subprocess.run([bench, "--benchmark_filter=AdapterRun", "--benchmark_repetitions=3",
+                              "--benchmark_report_aggregates_only=true", "--benchmark_format=json"],
+                             env=env, cwd=ROOT, capture_output=True, text=True, check=False)
+        for b in json.loads(out.stdout or "{}").get("benchmarks", []):
+            if b.get("aggregate_name") == "median":
+                onednn[b["run_name"].split("/")[-1]] = b["real_time"] / 1000.0  # us -> ms
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    print(f"\nin one process, median of {runs} runs (ms): oneDNN's run (parity_bench AdapterRun) "
+          "against ONNX Runtime's InferenceSession.run")
+    for d in dirs:
+        name = os.path.basename(d)
+        session = onnxruntime.InferenceSession(os.path.join(d, "model.onnx"), options,
+                                               providers=["CPUExecutionProvider"])
+        feeds = {}
+        for i, value in enumerate(session.get_inputs()):
+            tensor = TensorProto()
+            with open(os.path.join(d, "test_data_set_0", f"input_{i}.pb"), "rb") as f:
+                tensor.ParseFromString(f.read())
+            feeds[value.name] = numpy_helper.to_array(tensor)
+        for _ in range(100):
+            session.run(None, feeds)
+        times = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            session.run(None, feeds)
+            times.append((time.perf_counter() - start) * 1000.0)
+        ort = statistics.median(times)
+        a = onednn.get(name)
+        ratio = f"{a / ort:.2f}" if a else "n/a"
+        print(f"{name:<34} oneDNN {fmt(a)}  ONNX Runtime {ort:.3f}  ratio {ratio}")
 
 
 if __name__ == "__main__":

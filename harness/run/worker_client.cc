@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -48,6 +49,17 @@ constexpr int64_t kExitGraceMs = 500;
 // How much of the end of a worker's log a CRASH message quotes.
 constexpr int64_t kLogTailBytes = 1500;
 
+// Every worker, whatever language it is written in, starts with glibc's
+// per-thread cache of freed blocks holding up to 1,024 blocks of each size
+// class instead of 7: a run of a small model allocates and frees a few
+// hundred tensors and buffers of a few sizes, and past 7 each free and
+// malloc took glibc's locked bins and consolidation (a fifth of a 73-node
+// decoder's step; with this setting its step took 0.19 ms instead of 0.26).
+// Only blocks up to 1,032 bytes are cached, so memory use barely moves. A
+// GLIBC_TUNABLES already in the environment is left as it is.
+constexpr const char* kMallocTunables = "GLIBC_TUNABLES";
+constexpr const char* kWorkerMallocTunables = "glibc.malloc.tcache_count=1024";
+
 std::string SignalName(int signal) {
   const char* text = strsignal(signal);
   return StrCat("signal ", signal, " (", text ? text : "unknown", ")");
@@ -73,6 +85,10 @@ StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(const WorkerLaunch
     if (!overridden) env_strings.push_back(entry);
   }
   for (const auto& [key, value] : launch.env) env_strings.push_back(key + "=" + value);
+  const bool tunables_set = std::any_of(env_strings.begin(), env_strings.end(), [](const std::string& e) {
+    return e.rfind(std::string(kMallocTunables) + "=", 0) == 0;
+  });
+  if (!tunables_set) env_strings.push_back(StrCat(kMallocTunables, "=", kWorkerMallocTunables));
   std::vector<char*> envp, argv;
   for (auto& e : env_strings) envp.push_back(e.data());
   envp.push_back(nullptr);
