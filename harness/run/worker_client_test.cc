@@ -153,6 +153,33 @@ TEST_F(WorkerClientTest, AWorkerThatDiedWhileIdleIsSeenBeforeTheNextCall) {
   EXPECT_FALSE(worker->CheckAlive());
 }
 
+// Every worker gets the larger per-thread malloc cache (spec/protocol/README.md,
+// "Timings"); a GLIBC_TUNABLES the harness's environment sets is kept.
+TEST_F(WorkerClientTest, AWorkerStartsWithTheMallocCacheSettingUnlessTheEnvironmentHasOne) {
+  const char* before = std::getenv("GLIBC_TUNABLES");
+  const std::string saved = before ? before : "";
+  for (const char* harness_value : {static_cast<const char*>(nullptr), "glibc.malloc.tcache_count=3"}) {
+    if (harness_value) {
+      ::setenv("GLIBC_TUNABLES", harness_value, 1);
+    } else {
+      ::unsetenv("GLIBC_TUNABLES");
+    }
+    fs::remove(log_);
+    auto worker = StartShell("echo \"tunables=[$GLIBC_TUNABLES]\" >&2; exit 3");
+    ASSERT_NE(worker, nullptr);
+    EXPECT_FALSE(worker->Call(Hello(), 5000).ok());
+    const std::string end = worker->EndDescription();
+    const std::string want = harness_value ? "tunables=[glibc.malloc.tcache_count=3]"
+                                           : "tunables=[glibc.malloc.tcache_count=1024]";
+    EXPECT_NE(end.find(want), std::string::npos) << end;
+  }
+  if (before) {
+    ::setenv("GLIBC_TUNABLES", saved.c_str(), 1);
+  } else {
+    ::unsetenv("GLIBC_TUNABLES");
+  }
+}
+
 TEST_F(WorkerClientTest, AProgramThatDoesNotExistIsRefusedAtStart) {
   WorkerLaunch launch;
   launch.adapter = "fake";
