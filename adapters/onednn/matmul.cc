@@ -30,35 +30,14 @@ class MatMulNode final : public ShapedNode<MatMulPlan> {
 
  protected:
   StatusOr<MatMulPlan> MakePlan(const InputShapes& shapes) override {
-    std::vector<int64_t> a = shapes[0], b = shapes[1];
-    if (a.empty() || b.empty()) return InvalidArgument("MatMul of a scalar");
-    const bool a_vector = a.size() == 1, b_vector = b.size() == 1;
-    if (a_vector) a.insert(a.begin(), 1);
-    if (b_vector) b.push_back(1);
-    const size_t rank = std::max(a.size(), b.size());
-    a = LeftPad(a, rank);
-    b = LeftPad(b, rank);
-    if (a[rank - 1] != b[rank - 2]) {
-      return InvalidArgument("MatMul of [", a[rank - 2], ", ", a[rank - 1], "] by [", b[rank - 2], ", ", b[rank - 1],
-                             "]: inner dims differ");
-    }
-    std::vector<int64_t> c(rank);
-    for (size_t i = 0; i + 2 < rank; ++i) {
-      if (a[i] != b[i] && a[i] != 1 && b[i] != 1) return InvalidArgument("MatMul batch dims do not broadcast");
-      c[i] = std::max(a[i], b[i]);
-      if (a[i] == 0 || b[i] == 0) c[i] = 0;
-    }
-    c[rank - 2] = a[rank - 2];
-    c[rank - 1] = b[rank - 1];
+    PARITY_ASSIGN_OR_RETURN(const MatMulShapes dims, NumpyMatMulShapes(shapes[0], shapes[1]));
     MatMulPlan plan;
     plan.type = type_;
     const dnnl_dt dt = *DnnlType(type_);
-    plan.src = PlainDesc(a, dt);
-    plan.weights = PlainDesc(b, dt);
-    plan.dst = PlainDesc(c, dt);
-    plan.out_dims = c;
-    if (a_vector) plan.out_dims.erase(plan.out_dims.end() - 2);
-    if (b_vector) plan.out_dims.pop_back();
+    plan.src = PlainDesc(dims.a, dt);
+    plan.weights = PlainDesc(dims.b, dt);
+    plan.dst = PlainDesc(dims.c, dt);
+    plan.out_dims = dims.out;
     plan.primitive = dnnl::matmul(dnnl::matmul::primitive_desc(Engine(), plan.src, plan.weights, plan.dst));
     return plan;
   }
@@ -243,19 +222,12 @@ class FusedMatMulNode final : public ShapedNode<FusedPlan> {
       plan.weights = trans_b_ ? dnnl::memory::desc({k, n}, dt, {1, k}) : dnnl::memory::desc({k, n}, dt, {n, 1});
       plan.out_dims = {m, n};
     } else {
-      // Both operands have rank 2 or more (the region's claim checks it).
-      const size_t rank = std::max(a.size(), b.size());
-      const std::vector<int64_t> pa = LeftPad(a, rank), pb = LeftPad(b, rank);
-      if (pa[rank - 1] != pb[rank - 2]) return InvalidArgument("MatMul: inner dims differ");
-      plan.out_dims.resize(rank);
-      for (size_t i = 0; i + 2 < rank; ++i) {
-        if (pa[i] != pb[i] && pa[i] != 1 && pb[i] != 1) return InvalidArgument("MatMul batch dims do not broadcast");
-        plan.out_dims[i] = pa[i] == 1 ? pb[i] : pa[i];
-      }
-      plan.out_dims[rank - 2] = pa[rank - 2];
-      plan.out_dims[rank - 1] = pb[rank - 1];
-      plan.src = PlainDesc(pa, dt);
-      plan.weights = PlainDesc(pb, dt);
+      // Both operands have rank 2 or more (the region's claim checks it), so
+      // the output's dims are the product's.
+      PARITY_ASSIGN_OR_RETURN(const MatMulShapes dims, NumpyMatMulShapes(a, b));
+      plan.out_dims = dims.c;
+      plan.src = PlainDesc(dims.a, dt);
+      plan.weights = PlainDesc(dims.b, dt);
     }
     plan.dst = PlainDesc(plan.out_dims, dt);
     dnnl::primitive_attr attr;

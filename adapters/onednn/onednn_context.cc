@@ -166,6 +166,29 @@ std::vector<int64_t> LeftPad(const std::vector<int64_t>& dims, size_t rank) {
   return out;
 }
 
+StatusOr<MatMulShapes> NumpyMatMulShapes(std::vector<int64_t> a, std::vector<int64_t> b) {
+  if (a.empty() || b.empty()) return InvalidArgument("MatMul of a scalar");
+  const bool a_vector = a.size() == 1, b_vector = b.size() == 1;
+  if (a_vector) a.insert(a.begin(), 1);
+  if (b_vector) b.push_back(1);
+  const size_t rank = std::max(a.size(), b.size());
+  MatMulShapes s{LeftPad(a, rank), LeftPad(b, rank), std::vector<int64_t>(rank), {}};
+  if (s.a[rank - 1] != s.b[rank - 2]) {
+    return InvalidArgument("MatMul of [", s.a[rank - 2], ", ", s.a[rank - 1], "] by [", s.b[rank - 2], ", ",
+                           s.b[rank - 1], "]: inner dims differ");
+  }
+  for (size_t i = 0; i + 2 < rank; ++i) {
+    if (s.a[i] != s.b[i] && s.a[i] != 1 && s.b[i] != 1) return InvalidArgument("MatMul batch dims do not broadcast");
+    s.c[i] = s.a[i] == 0 || s.b[i] == 0 ? 0 : std::max(s.a[i], s.b[i]);
+  }
+  s.c[rank - 2] = s.a[rank - 2];
+  s.c[rank - 1] = s.b[rank - 1];
+  s.out = s.c;
+  if (a_vector) s.out.erase(s.out.end() - 2);
+  if (b_vector) s.out.pop_back();
+  return s;
+}
+
 Status RequireSameComputedFloat(const NodeView& node, std::vector<int> inputs) {
   std::optional<DataType> first;
   for (int i : inputs) {

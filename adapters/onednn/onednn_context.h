@@ -65,6 +65,17 @@ StatusOr<Tensor> NewTensor(DataType type, const std::vector<int64_t>& dims);
 // `dims` padded on the left with 1s to `rank`.
 std::vector<int64_t> LeftPad(const std::vector<int64_t>& dims, size_t rank);
 
+// numpy.matmul's shapes, one rule for every matrix-product lowering: `a`
+// and `b` as the primitive takes them (a 1-D A gains a leading 1, a 1-D B a
+// trailing 1, then both are padded on the left to one rank), the product's
+// dims `c` (batch dims broadcast, a 0 wins), and the operator's output dims
+// `out` (`c` without the dims the 1-D operands gained). An error names what
+// the shapes break; a scalar operand is one.
+struct MatMulShapes {
+  std::vector<int64_t> a, b, c, out;
+};
+StatusOr<MatMulShapes> NumpyMatMulShapes(std::vector<int64_t> a, std::vector<int64_t> b);
+
 // The input types a lowering of a floating-point kernel accepts: every
 // input `node` has among `inputs` must have a known type, all the same,
 // that this CPU computes; otherwise why not (kUnimplemented).

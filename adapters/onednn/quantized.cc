@@ -92,35 +92,22 @@ struct MatMulSumPlan {
 };
 
 // numpy.matmul of 8-bit A and B into int32, both zero points per tensor.
-StatusOr<MatMulSumPlan> MakeMatMulSums(std::vector<int64_t> a, std::vector<int64_t> b, DataType a_type) {
-  if (a.empty() || b.empty()) return InvalidArgument("a scalar operand");
-  const bool a_vector = a.size() == 1, b_vector = b.size() == 1;
-  if (a_vector) a.insert(a.begin(), 1);
-  if (b_vector) b.push_back(1);
-  const size_t rank = std::max(a.size(), b.size());
-  a = LeftPad(a, rank);
-  b = LeftPad(b, rank);
-  if (a[rank - 1] != b[rank - 2]) return InvalidArgument("inner dims differ: ", a[rank - 1], " and ", b[rank - 2]);
-  std::vector<int64_t> c(rank);
-  for (size_t i = 0; i + 2 < rank; ++i) {
-    if (a[i] != b[i] && a[i] != 1 && b[i] != 1) return InvalidArgument("batch dims do not broadcast");
-    c[i] = a[i] == 0 || b[i] == 0 ? 0 : std::max(a[i], b[i]);
-  }
-  c[rank - 2] = a[rank - 2];
-  c[rank - 1] = b[rank - 1];
+StatusOr<MatMulSumPlan> MakeMatMulSums(std::vector<int64_t> a_dims, std::vector<int64_t> b_dims, DataType a_type) {
+  PARITY_ASSIGN_OR_RETURN(const MatMulShapes dims, NumpyMatMulShapes(std::move(a_dims), std::move(b_dims)));
+  const std::vector<int64_t>& a = dims.a;
+  const std::vector<int64_t>& c = dims.c;
+  const size_t rank = c.size();
   MatMulSumPlan plan;
   plan.a_dims = a;
   plan.c_dims = c;
   plan.n = c[rank - 1];
-  plan.out_dims = c;
-  if (a_vector) plan.out_dims.erase(plan.out_dims.end() - 2);
-  if (b_vector) plan.out_dims.pop_back();
+  plan.out_dims = dims.out;
   int64_t count = 1;
   for (int64_t d : c) count *= d;
   plan.empty = count == 0 || a[rank - 1] == 0;
   if (plan.empty) return plan;
   plan.src = PlainDesc(a, *DnnlType(a_type));
-  plan.weights = PlainDesc(b, dnnl_dt::s8);
+  plan.weights = PlainDesc(dims.b, dnnl_dt::s8);
   plan.dst = PlainDesc(c, dnnl_dt::s32);
   dnnl::primitive_attr attr;
   attr.set_zero_points_mask(DNNL_ARG_SRC, 0);
