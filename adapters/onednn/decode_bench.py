@@ -200,8 +200,8 @@ def in_process(parity: str, threads: int, runs: int = 2000) -> None:
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
-    print(f"\nin one process, median of {runs} runs (ms): oneDNN's run (parity_bench AdapterRun) "
-          "against ONNX Runtime's InferenceSession.run")
+    print(f"\nin one process (ms): oneDNN's run, the median of 3 repetitions of parity_bench AdapterRun (each "
+          f"a mean over its iterations), against ONNX Runtime's InferenceSession.run, the median of {runs} runs")
     for d in dirs:
         name = os.path.basename(d)
         session = onnxruntime.InferenceSession(os.path.join(d, "model.onnx"), options,

@@ -310,12 +310,11 @@ StatusOr<std::optional<RegionClaim>> LowerMatMulRegion(const RegionView& region)
   if (gemm) {
     out = {trans_a ? (*a)[1] : (*a)[0], trans_b ? (*b)[0] : (*b)[1]};
   } else {
-    const size_t rank = std::max(a->size(), b->size());
-    const std::vector<int64_t> pa = LeftPad(*a, rank), pb = LeftPad(*b, rank);
-    out.resize(rank);
-    for (size_t i = 0; i + 2 < rank; ++i) out[i] = pa[i] == 1 ? pb[i] : pa[i];
-    out[rank - 2] = pa[rank - 2];
-    out[rank - 1] = pb[rank - 1];
+    // Shapes that do not multiply are left to the single-node lowering,
+    // which says why.
+    StatusOr<MatMulShapes> dims = NumpyMatMulShapes(*a, *b);
+    if (!dims.ok()) return NoRegion();
+    out = dims->c;
   }
   if (has_c && !BroadcastsInto(*mm.input_dims(2), out)) return NoRegion();
 

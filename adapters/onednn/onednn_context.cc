@@ -85,8 +85,8 @@ dnnl::memory::desc PlainDesc(const std::vector<int64_t>& dims, dnnl_dt type) {
 
 namespace {
 
-// Memory objects for Wrap, kept per thread (as the stream is) by
-// descriptor. Creating one allocates oneDNN's storage objects, about a fifth
+// Memory objects for Wrap, kept by descriptor; per thread, so that no two
+// threads share one (a session's calls come from one thread at a time). Creating one allocates oneDNN's storage objects, about a fifth
 // of a small decoder's step; re-pointing a kept one (set_data_handle) does
 // not. A memory object handed out inside a WrapScope serves only that scope
 // (the run of one lowered node, whose primitives have finished when it
@@ -111,6 +111,7 @@ class WrapPool {
     // by address.
     bucket.reserve(kMaxPerBucket);
     bucket.push_back({desc, dnnl::memory(desc, Engine(), data), true});
+    ++kept_count_;
     lent_.push_back(&bucket.back().in_use);
     return bucket.back().memory;
   }
@@ -119,10 +120,17 @@ class WrapPool {
     if (--depth_ > 0) return;
     for (bool* in_use : lent_) *in_use = false;
     lent_.clear();
+    // A worker meets many shapes over a corpus: past kMaxKept objects the
+    // pool starts again (nothing is lent between two scopes).
+    if (kept_count_ > kMaxKept) {
+      kept_.clear();
+      kept_count_ = 0;
+    }
   }
 
  private:
   static constexpr size_t kMaxPerBucket = 16;
+  static constexpr size_t kMaxKept = 1024;
   struct Key {
     size_t bytes;
     int ndims;
@@ -138,6 +146,7 @@ class WrapPool {
   };
   std::unordered_map<Key, std::vector<Kept>, KeyHash> kept_;
   std::vector<bool*> lent_;
+  size_t kept_count_ = 0;
   int depth_ = 0;
 };
 

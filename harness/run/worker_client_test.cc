@@ -156,8 +156,18 @@ TEST_F(WorkerClientTest, AWorkerThatDiedWhileIdleIsSeenBeforeTheNextCall) {
 // Every worker gets the larger per-thread malloc cache (spec/protocol/README.md,
 // "Timings"); a GLIBC_TUNABLES the harness's environment sets is kept.
 TEST_F(WorkerClientTest, AWorkerStartsWithTheMallocCacheSettingUnlessTheEnvironmentHasOne) {
-  const char* before = std::getenv("GLIBC_TUNABLES");
-  const std::string saved = before ? before : "";
+  // The harness's own GLIBC_TUNABLES comes back however the test ends.
+  struct Restore {
+    const char* before = std::getenv("GLIBC_TUNABLES");
+    std::string saved = before ? before : "";
+    ~Restore() {
+      if (before) {
+        ::setenv("GLIBC_TUNABLES", saved.c_str(), 1);
+      } else {
+        ::unsetenv("GLIBC_TUNABLES");
+      }
+    }
+  } restore;
   for (const char* harness_value : {static_cast<const char*>(nullptr), "glibc.malloc.tcache_count=3"}) {
     if (harness_value) {
       ::setenv("GLIBC_TUNABLES", harness_value, 1);
@@ -172,11 +182,6 @@ TEST_F(WorkerClientTest, AWorkerStartsWithTheMallocCacheSettingUnlessTheEnvironm
     const std::string want = harness_value ? "tunables=[glibc.malloc.tcache_count=3]"
                                            : "tunables=[glibc.malloc.tcache_count=1024]";
     EXPECT_NE(end.find(want), std::string::npos) << end;
-  }
-  if (before) {
-    ::setenv("GLIBC_TUNABLES", saved.c_str(), 1);
-  } else {
-    ::unsetenv("GLIBC_TUNABLES");
   }
 }
 

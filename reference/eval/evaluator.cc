@@ -347,8 +347,8 @@ Status Evaluator::RunNode(const onnx::NodeProto& node, Scope& scope, const Opset
                  options_.functions->Find(std::string(domain), node.op_type(), node.overload())) {
     outputs = CallFunction(*f, node, inputs, opsets, depth + 1);
   } else {
-    return Unimplemented("op not implemented: ", domain.empty() ? "" : std::string(domain) + ".", node.op_type(), " (opset ",
-                         opset_it->second, ")");
+    return Unimplemented("op not implemented: ", domain.empty() ? "" : std::string(domain) + ".", node.op_type(),
+                         " (opset ", opset_it->second, ")");
   }
   if (!outputs.ok()) {
     const Status& s = outputs.status();
