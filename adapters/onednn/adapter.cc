@@ -9,7 +9,6 @@
 #include "adapters/onednn/onednn_context.h"
 #include "adapters/onednn/primitive_node.h"
 #include "adapters/reference/reference_adapter.h"
-#include "reference/ops/gemm.h"
 
 namespace parity::adapters::onednn {
 
@@ -46,10 +45,6 @@ const SessionBackend* Backend() {
     if (const std::optional<int64_t> threads = HostNumber("PARITY_THREADS", 1024)) {
       omp_set_num_threads(static_cast<int>(*threads));
     }
-    // The reference's kernels stop OpenBLAS's server threads at their first
-    // matrix product; a session whose products all run on oneDNN makes
-    // none, and those threads spun on sched_yield through its runs.
-    ops::UseOneBlasThreadNow();
     SessionBackend b;
     b.device = "cpu";
     b.lowering = &OneDnnLowering();

@@ -86,9 +86,9 @@ dnnl::memory::desc PlainDesc(const std::vector<int64_t>& dims, dnnl_dt type) {
 namespace {
 
 // Memory objects for Wrap, kept by descriptor; per thread, so that no two
-// threads share one (a session's calls come from one thread at a time). Creating one allocates oneDNN's storage objects, about a fifth
-// of a small decoder's step; re-pointing a kept one (set_data_handle) does
-// not. A memory object handed out inside a WrapScope serves only that scope
+// threads share one (a session's calls come from one thread at a time).
+// Creating one allocates oneDNN's storage objects, about a fifth of a small
+// decoder's step; re-pointing a kept one (set_data_handle) does not. A memory object handed out inside a WrapScope serves only that scope
 // (the run of one lowered node, whose primitives have finished when it
 // ends: the CPU stream executes in order and blocks); at its end every
 // object goes back. Outside a scope Wrap makes a fresh object, which the

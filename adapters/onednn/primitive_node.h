@@ -41,8 +41,6 @@ class ShapedNode : public LoweredNode {
         if (ctx.has_input(i)) shapes[i] = ctx.tensor(i).shape();
       }
       PARITY_ASSIGN_OR_RETURN(plan, Find(shapes, /*at_creation=*/false, &ctx));
-      last_shapes_ = &plans_.find(shapes)->first;
-      last_ = plan;
     }
     WrapScope scope;
     try {
@@ -85,21 +83,24 @@ class ShapedNode : public LoweredNode {
   virtual StatusOr<std::vector<Value>> Execute(const Plan& plan, const KernelContext& ctx) = 0;
 
  private:
+  // The plan for `shapes`, made when none is kept yet; it becomes the last
+  // one, which Run checks first.
   StatusOr<const Plan*> Find(const InputShapes& shapes, bool at_creation, const KernelContext* ctx) {
-    const auto it = plans_.find(shapes);
-    if (it != plans_.end()) return it->second.get();
-    StatusOr<Plan> made = Status(StatusCode::kInternal, "no plan");
-    try {
-      made = MakePlan(shapes);
-    } catch (const dnnl::error& e) {
-      made = Status(StatusCode::kInternal, StrCat("creating its oneDNN primitive failed: ", DnnlError(e)));
+    auto it = plans_.find(shapes);
+    if (it == plans_.end()) {
+      StatusOr<Plan> made = Status(StatusCode::kInternal, "no plan");
+      try {
+        made = MakePlan(shapes);
+      } catch (const dnnl::error& e) {
+        made = Status(StatusCode::kInternal, StrCat("creating its oneDNN primitive failed: ", DnnlError(e)));
+      }
+      if (!made.ok()) return ctx ? made.status().WithContext(graph::DescribeNode(ctx->node())) : made.status();
+      (at_creation ? Counts().at_creation : Counts().at_run) += 1;
+      it = plans_.emplace(shapes, std::make_unique<Plan>(std::move(made).value())).first;
     }
-    if (!made.ok()) return ctx ? made.status().WithContext(graph::DescribeNode(ctx->node())) : made.status();
-    (at_creation ? Counts().at_creation : Counts().at_run) += 1;
-    auto plan = std::make_unique<Plan>(std::move(made).value());
-    const Plan* out = plan.get();
-    plans_.emplace(shapes, std::move(plan));
-    return out;
+    last_shapes_ = &it->first;
+    last_ = it->second.get();
+    return last_;
   }
 
   // Whether the context's inputs have `shapes` (an absent input has empty dims).

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "adapters/reference/reference_session.h"
+#include "reference/ops/gemm.h"
 #include "reference/core/parallel.h"
 #include "reference/core/tensor.h"
 #include "reference/eval/registry.h"
@@ -54,7 +55,12 @@ inline bool ApplyHostMemoryLimit() {
 // `parity run --threads N` passes N in PARITY_THREADS: the threads one
 // operator may use in this worker (reference/core/parallel.h), 1 to 1024;
 // anything else leaves one per core.
+// OpenBLAS's server threads, started when the library loads, are stopped
+// here: the reference's products stop them only at their first call, and a
+// session whose products all run on a backend (oneDNN) makes none while
+// those threads spin on sched_yield through its runs.
 inline bool ApplyHostThreads() {
+  ops::UseOneBlasThreadNow();
   const std::optional<int64_t> threads = HostNumber("PARITY_THREADS", 1024);
   if (threads) SetThreadCount(static_cast<int>(*threads));
   return threads.has_value();
