@@ -62,7 +62,35 @@ constexpr CommandUsage kCommands[] = {
      "renders junit.xml, report.md and report.html from run folders (results.jsonl,\n"
      "run.json, summary.json); with one DIR, also refreshes its summary.json and\n"
      "writes into DIR unless --out is given; several DIRs (one per adapter or\n"
-     "device) need --out and are shown side by side"},
+     "device) need --out and are shown side by side; runs of one adapter at\n"
+     "several dates or versions also get a trend: pass counts and load-time\n"
+     "medians over time, and the cases that changed state between consecutive runs"},
+    {"spec-diff",
+     "parity spec-diff --base ONNX --head ONNX [--out DIR] [--runs RUN_DIR...] [--acknowledge FILE]\n"
+     "                 [--filter TEXT] [--work DIR]",
+     "writes ONNX's node corpus from two onnx builds and classifies every case:\n"
+     "added, removed, model changed, expected output changed (beyond the case's\n"
+     "tolerance, or in its bits only), unchanged. ONNX is a wheel file, a pip\n"
+     "requirement (onnx==1.22.0, onnx-weekly==VERSION), a virtual environment, a\n"
+     "built onnx source checkout, or \"pinned\" (the project's own onnx).\n"
+     "The reference runs the head's changed and added cases and sorts each:\n"
+     "meaning changed (it disagrees with the head's data), work for the reference\n"
+     "(no kernel for the operator or version), or test data moved.\n"
+     "--runs re-judges earlier adapter runs (results.jsonl) against the head.\n"
+     "Writes report.md, report.html, junit.xml and spec_diff.json to DIR (default\n"
+     "out/spec-diff). Exit status: 0 gate passed, 1 a meaning change that\n"
+     "--acknowledge FILE does not list, 2 bad arguments or an unusable build"},
+    {"bundle", "parity bundle RUN_DIR... --out FILE [--note TEXT]",
+     "packs run folders (results, reports, run settings) with their provenance:\n"
+     "adapter, backend and device, the SHA-256 of every corpus, of the tolerance\n"
+     "policy and of the expectations, the command lines and the machine; the\n"
+     "manifest holds every file's SHA-256 and its own"},
+    {"verify", "parity verify FILE [--corpus DIR]... [--policy FILE]",
+     "checks a bundle as a submission checker does: every file against the\n"
+     "manifest, the corpora and the tolerance policy against their recorded\n"
+     "hashes (at the paths the bundle names, or those given), one result per\n"
+     "planned case, and the gate passed. Exit status: 0 accepted, 1 refused\n"
+     "(each reason printed), 2 bad arguments or an unreadable bundle"},
 };
 
 // Notes on options that several subcommands share, each with the subcommands

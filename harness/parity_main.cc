@@ -65,39 +65,50 @@ int RunMalformedCorpus(const std::vector<std::string>& args) {
   return 0;
 }
 
-int RunCorpus(const std::vector<std::string>& args) {
-  if (!args.empty() && args[0] == "malformed") return RunMalformedCorpus(args);
-  if (args.empty() || args[0] != "onnx-node") return Usage("corpus", "choose 'onnx-node' or 'malformed'");
-  std::vector<std::string> argv = {PythonExecutable(),
-                                   std::string(PARITY_SOURCE_DIR) + "/cases/onnx_node/write_corpus.py"};
-  bool has_out = false;
-  for (size_t i = 1; i < args.size(); ++i) {
-    std::string v;
-    if ((args[i] == "--out" || args[i] == "--min-cases" || args[i] == "--filter") && TakeValue(args, i, &v)) {
-      has_out |= args[i - 1] == "--out";
-      argv.push_back(args[i - 1]);
-      argv.push_back(v);
-    } else {
-      return Usage("corpus", "unknown argument '" + args[i] + "'");
-    }
-  }
-  if (!has_out) return Usage("corpus", "--out DIR is required");
+// Runs a tool of the harness written in Python (`script`, relative to the
+// source tree) with `args` and returns its exit status. The tool finds this
+// binary through PARITY_BINARY, so that it drives the same build.
+int RunPythonTool(std::string_view command, const std::string& script, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {PythonExecutable(), std::string(PARITY_SOURCE_DIR) + "/" + script};
+  argv.insert(argv.end(), args.begin(), args.end());
   std::vector<char*> c_argv;
   for (auto& a : argv) c_argv.push_back(a.data());
   c_argv.push_back(nullptr);
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
   pid_t pid = fork();
   if (pid < 0) {
-    std::perror("parity corpus: fork");
+    std::perror(("parity " + std::string(command) + ": fork").c_str());
     return 2;
   }
   if (pid == 0) {
+    if (!ec && std::getenv("PARITY_BINARY") == nullptr) setenv("PARITY_BINARY", self.c_str(), 1);
     execvp(c_argv[0], c_argv.data());
-    std::cerr << "parity corpus: cannot run " << c_argv[0] << ": " << std::strerror(errno) << "\n";
+    std::cerr << "parity " << command << ": cannot run " << c_argv[0] << ": " << std::strerror(errno) << "\n";
     _exit(2);
   }
   int status = 0;
   if (waitpid(pid, &status, 0) < 0) return 2;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 2;
+}
+
+int RunCorpus(const std::vector<std::string>& args) {
+  if (!args.empty() && args[0] == "malformed") return RunMalformedCorpus(args);
+  if (args.empty() || args[0] != "onnx-node") return Usage("corpus", "choose 'onnx-node' or 'malformed'");
+  std::vector<std::string> passed;
+  bool has_out = false;
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string v;
+    if ((args[i] == "--out" || args[i] == "--min-cases" || args[i] == "--filter") && TakeValue(args, i, &v)) {
+      has_out |= args[i - 1] == "--out";
+      passed.push_back(args[i - 1]);
+      passed.push_back(v);
+    } else {
+      return Usage("corpus", "unknown argument '" + args[i] + "'");
+    }
+  }
+  if (!has_out) return Usage("corpus", "--out DIR is required");
+  return RunPythonTool("corpus", "cases/onnx_node/write_corpus.py", passed);
 }
 
 int RunEval(const std::vector<std::string>& args) {
@@ -284,6 +295,12 @@ int Main(int argc, char** argv) {
   if (command == "run") return RunRun(args);
   if (command == "merge") return RunMerge(args);
   if (command == "report") return parity::RunReportCommand(args);
+  if (command == "spec-diff") return RunPythonTool(command, "harness/spec_diff/spec_diff.py", args);
+  if (command == "bundle" || command == "verify") {
+    std::vector<std::string> passed = {command};
+    passed.insert(passed.end(), args.begin(), args.end());
+    return RunPythonTool(command, "harness/submission/submission.py", passed);
+  }
   if (command == "expect") {
     std::vector<std::string> paths;
     bool force = false;
