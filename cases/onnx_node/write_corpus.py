@@ -1,7 +1,10 @@
 """Writes the node test cases of the installed onnx package to disk in the
 ONNX backend-test layout (model.onnx, test_data_set_N/input_K.pb,
 output_K.pb). Newer onnx releases build these cases in memory only, so this
-is the one place they become files. Called by `parity corpus onnx-node`.
+is the one place they become files. Releases up to 1.22 ship them as files
+instead (onnx/backend/test/data/node/): those are copied as they are, each
+with the case.json it would have had. Called by `parity corpus onnx-node`
+and `parity spec-diff`.
 
 Exit status: 0 on success, 1 when fewer cases than --min-cases were written,
 2 on bad arguments or an unusable onnx package.
@@ -11,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import warnings
 
@@ -90,6 +94,28 @@ def _write_case(case, case_dir, operator):
                 f.write(_serialize_value(value, info.type, info.name))
 
 
+def _on_disk_cases(loader):
+    """The node cases of a release that ships them as files, each with its
+    model read, so that _operators can name the operator it is about."""
+    import onnx
+
+    cases = []
+    for case in sorted(loader.load_model_tests(kind="node"), key=lambda c: c.name):
+        if case.model_dir is None:  # a case that points at a download, not a node test
+            continue
+        case.model = onnx.load(os.path.join(case.model_dir, "model.onnx"))
+        cases.append(case)
+    return cases
+
+
+def _copy_case(case, case_dir, operator):
+    """Copies an on-disk case's model and data sets byte for byte."""
+    shutil.copytree(case.model_dir, case_dir,
+                    ignore=lambda folder, names: [n for n in names if n == "data.json"])
+    with open(os.path.join(case_dir, "case.json"), "w") as f:
+        json.dump(_case_meta(case, operator), f, indent=1, sort_keys=True)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="folder to write the cases into")
@@ -100,14 +126,20 @@ def main(argv=None) -> int:
 
     try:
         import onnx
-        from onnx.backend.test.loader import load_node_model_tests
+        from onnx.backend.test import loader
     except ImportError as error:
         print(f"corpus: cannot import onnx: {error}", file=sys.stderr)
         return 2
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the generators' own numpy overflow warnings
-        cases = load_node_model_tests()
+    on_disk = not hasattr(loader, "load_node_model_tests")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the generators' own numpy overflow warnings
+            cases = _on_disk_cases(loader) if on_disk else loader.load_node_model_tests()
+    except Exception as error:  # an onnx build whose test loader does not work
+        print(f"corpus: onnx {onnx.__version__} cannot list its node tests: {type(error).__name__}: {error}",
+              file=sys.stderr)
+        return 2
 
     # Written beside --out and swapped in at the end (cases/staged_corpus.py).
     written = 0
@@ -118,12 +150,14 @@ def main(argv=None) -> int:
             if args.filter and args.filter not in case.name:
                 continue
             try:
-                _write_case(case, os.path.join(corpus.path, case.name), operators[case.name])
+                write = _copy_case if on_disk else _write_case
+                write(case, os.path.join(corpus.path, case.name), operators[case.name])
                 written += 1
             except Exception as error:  # one bad case must not lose the rest
                 failures.append((case.name, f"{type(error).__name__}: {error}"))
         corpus.publish({
-            "source": "onnx.backend.test.loader.load_node_model_tests",
+            "source": ("onnx.backend.test.loader.load_model_tests (the files of onnx/backend/test/data/node)"
+                       if on_disk else "onnx.backend.test.loader.load_node_model_tests"),
             "onnx_version": onnx.__version__,
             "cases": written,
             "write_failures": [{"case": n, "error": e} for n, e in failures],
