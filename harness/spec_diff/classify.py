@@ -34,6 +34,7 @@ class CaseDiff:
     rtol: float = 0.0
     atol: float = 0.0
     last_data_set: str = ""                # the head's last data set (the one a run's errors describe)
+    inputs_changed: bool = False
 
     def to_json(self) -> dict:
         return {k: v for k, v in dataclasses.asdict(self).items() if v not in ("", [], None)}
@@ -204,6 +205,7 @@ def diff_case(name: str, base_dir: str, head_dir: str) -> CaseDiff:
         diff.kind = BITS
     elif inputs_changed:
         diff.kind = INPUTS
+    diff.inputs_changed = inputs_changed
     if inputs_changed and diff.kind != INPUTS:
         notes.append("inputs changed too")
     if diff.outputs:

@@ -55,8 +55,11 @@ def markdown(result: dict) -> str:
     if result["work_for_reference"]:
         out += ["", "### Work for the reference", ""]
         out += _table([(v, n) for v, n in result["work_for_reference"].items()], ["operator version", "cases"])
-    if result["operators_added"]:
-        out += ["", "Operators with new cases: " + ", ".join(result["operators_added"])]
+    for key, words in (("operators_added", "Operators added to the spec"), ("versions_added", "Operator versions added"),
+                       ("operators_removed", "Operators removed"),
+                       ("operators_with_first_cases", "Operators with their first cases")):
+        if result.get(key):
+            out += ["", f"{words}: " + ", ".join(result[key])]
     for run in result["runs"]:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(run["counts"].items())) or "no case touched"
         out += ["", f"### Earlier run: {run['adapter'] or run['run']}", "", counts]
@@ -98,6 +101,11 @@ def page(result: dict) -> str:
         parts.append("<h2>Work for the reference</h2><table id='work'><tr><th>operator version</th><th>cases</th></tr>")
         parts += [f"<tr><td>{_h(v)}</td><td>{n}</td></tr>" for v, n in result["work_for_reference"].items()]
         parts.append("</table>")
+    for key, words in (("operators_added", "Operators added to the spec"), ("versions_added", "Operator versions added"),
+                       ("operators_removed", "Operators removed"),
+                       ("operators_with_first_cases", "Operators with their first cases")):
+        if result.get(key):
+            parts.append(f"<p id='{key}'>{_h(words)}: {_h(', '.join(result[key]))}</p>")
     parts.append("<h2>Every difference</h2><table id='cases'><tr><th>case</th><th>operator</th><th>change</th>"
                  "<th>detail</th><th>the reference on the head</th><th>verdict</th></tr>")
     for c in result["cases"]:

@@ -92,6 +92,7 @@ def judge(diffs, base, head, work, jobs, parity) -> dict:
 
     reference_table = builds.schema_table(sys.executable, None, "the reference's onnx " + onnx.__version__)
     head_table = builds.schema_table(head.python, head.env(), head.spec) if head.python else {}
+    base_table = builds.schema_table(base.python, base.env(), base.spec) if base.python else {}
     touched = [d for d in diffs if d.kind not in (classify.UNCHANGED, classify.REMOVED)]
     head_results = verdicts.run_reference(parity, head.corpus, [d.case for d in touched],
                                           os.path.join(work, "judge-head"), jobs)
@@ -114,7 +115,23 @@ def judge(diffs, base, head, work, jobs, parity) -> dict:
             if r:
                 entry[side] = {"state": r["state"], **({"message": r["message"]} if r.get("message") else {})}
         cases[d.case] = entry
-    return cases
+    tables = {"head": head_table, "base": base_table, "reference": reference_table}
+    return cases, tables
+
+
+def schema_changes(tables: dict) -> dict:
+    """Operators and versions the head's onnx defines and the base's does not
+    (empty when either side is a written corpus, whose schemas are unknown)."""
+    head, base, reference = tables["head"], tables["base"], tables["reference"]
+    if not head or not base:
+        return {"operators_added": [], "versions_added": [], "operators_removed": []}
+    label = lambda key: key.split(":", 1)[1] if key.startswith("ai.onnx:") else key.replace(":", ".")
+    versions = sorted(f"{label(k)}-{v}" + ("" if v in reference.get(k, []) else " (no reference kernel)")
+                      for k in head for v in head[k] if k in base and v not in base[k])
+    return {"operators_added": sorted(label(k) + ("" if k in reference else " (no reference kernel)")
+                                      for k in head if k not in base),
+            "versions_added": versions,
+            "operators_removed": sorted(label(k) for k in base if k not in head)}
 
 
 def apply_acknowledgements(cases: dict, acknowledged: list) -> tuple:
@@ -164,7 +181,7 @@ def main(argv=None) -> int:
               file=sys.stderr)
     diffs = classify.diff_corpora(base.corpus, head.corpus)
     try:
-        cases = judge(diffs, base, head, work, args.jobs, parity)
+        cases, tables = judge(diffs, base, head, work, args.jobs, parity)
         runs = [verdicts.rejudge_run(run, {d.case: d for d in diffs}) for run in args.runs]
     except (RuntimeError, builds.BuildError) as error:
         print(f"parity spec-diff: {error}", file=sys.stderr)
@@ -176,13 +193,15 @@ def main(argv=None) -> int:
     for c in cases.values():  # an operator the reference lacks entirely, seen only through eval's message
         if c["sort"] == verdicts.NEW_OP and not c.get("new_versions"):
             work_items[f"{c.get('operator') or c['case']} (no kernel: {c.get('reference', {}).get('state', '')})"] += 1
-    head_ops = {d.operator for d in diffs if d.kind != classify.REMOVED and d.kind != classify.ADDED}
+    # Operators that had cases before the change (in the base's corpus).
+    head_ops = {d.operator for d in diffs if d.kind != classify.ADDED}
     result = {
         "base": base.describe(), "head": head.describe(),
         "counts": {k: counts.get(k, 0) for k in classify.KINDS},
         "sorts": {k: sorts[k] for k in verdicts.SORTS if sorts.get(k)},
-        "operators_added": sorted({d.operator for d in diffs if d.kind == classify.ADDED and d.operator}
-                                  - head_ops),
+        **schema_changes(tables),
+        "operators_with_first_cases": sorted({d.operator for d in diffs if d.kind == classify.ADDED and d.operator}
+                                             - head_ops),
         "work_for_reference": dict(sorted(work_items.items())),
         "cases": [cases[n] for n in sorted(cases)],
         "runs": runs,

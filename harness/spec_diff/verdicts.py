@@ -113,9 +113,10 @@ def sort_difference(diff, head_result, base_result, versions: list) -> str:
         return DROPPED
     head = _state(head_result)
     message = (head_result or {}).get("message", "")
-    if versions or message.startswith("UNIMPLEMENTED") or (head == "UNSUPPORTED" and not head_result.get("expectation")):
+    listed = bool((head_result or {}).get("expectation"))
+    if versions or (not listed and (head == "UNSUPPORTED" or message.startswith("UNIMPLEMENTED"))):
         return NEW_OP
-    if head in ("UNSUPPORTED", "XFAIL"):
+    if head in ("UNSUPPORTED", "XFAIL") and listed:
         return KNOWN
     if head == "XPASS":
         return FIXED
@@ -152,8 +153,8 @@ def rejudge(result: dict, diff) -> tuple:
             "; its expectations entry is stale" if result.get("expectation") else "")
     if diff.kind == classify.MODEL:
         return "may turn", "the model changed: " + diff.detail.split(";")[0]
-    if diff.kind == classify.INPUTS:
-        return "may turn", "the inputs changed"
+    if diff.inputs_changed:
+        return "may turn", "the inputs changed: the run's recorded errors are for other inputs"
     if state == "UNSUPPORTED":
         return "stays", "the model is the same, so the adapter still does not support it"
     if state not in ("PASS", "MISTRUSTED"):
