@@ -11,6 +11,7 @@
 #include "reports/matrix.h"
 #include "reports/placement.h"
 #include "reports/stateful.h"
+#include "reports/trend.h"
 
 namespace parity {
 namespace {
@@ -147,6 +148,54 @@ void RenderStates(const std::vector<RunData>& runs, std::ostringstream& h) {
     h << "</tr>";
   }
   h << "</table>";
+}
+
+std::string StateCell(const std::string& state) {
+  if (state.empty()) return "<td class=\"muted\">–</td>";
+  const std::string css = state == kNotRun ? "NOT_RUN" : state;
+  return "<td class=\"state state-" + css + "\">" + HtmlEscape(state) + "</td>";
+}
+
+void RenderTrends(const std::vector<RunData>& runs, std::ostringstream& h) {
+  const std::vector<Trend> trends = BuildTrends(runs);
+  if (trends.empty()) return;
+  h << "<h2 id=\"trends\">Trends</h2><p class=\"muted\">Runs of one adapter in the order they finished (equal "
+       "times by version): pass counts, load-time medians, and the cases whose state changed from one run to the "
+       "next (– where a case is not in that run).</p>";
+  for (size_t t = 0; t < trends.size(); ++t) {
+    const Trend& trend = trends[t];
+    h << "<h3>" << HtmlEscape(trend.adapter) << " over " << trend.points.size() << " runs</h3>";
+    for (const std::string& note : trend.notes) h << "<p class=\"muted trend-note\">" << HtmlEscape(note) << "</p>";
+    h << TrendSvg(trend) << "<table class=\"trend\" id=\"trend-" << t + 1 << "\"><tr>";
+    for (const TrendColumn& c : TrendColumns()) h << "<th>" << HtmlEscape(c.heading) << "</th>";
+    h << "</tr>";
+    for (const auto& row : TrendRows(trend)) {
+      h << "<tr>";
+      for (size_t i = 0; i < row.size(); ++i) {
+        h << (TrendColumns()[i].number ? "<td class=\"num\">" : "<td>") << HtmlEscape(row[i]) << "</td>";
+      }
+      h << "</tr>";
+    }
+    h << "</table>";
+    for (const TrendStep& step : trend.steps) {
+      if (step.changes.empty()) {
+        h << "<p class=\"muted\">" << HtmlEscape(StepTitle(trend, step)) << "</p>";
+        continue;
+      }
+      h << "<details class=\"trend-step\"" << (step.changes.size() <= kHtmlOpenSuiteRows ? " open" : "")
+        << "><summary>" << HtmlEscape(StepTitle(trend, step))
+        << "</summary><table class=\"trend-changes\"><tr><th>suite</th><th>case</th><th>from</th><th>to</th></tr>";
+      const size_t shown = std::min(step.changes.size(), kHtmlTrendChangeLimit);
+      for (size_t i = 0; i < shown; ++i) {
+        const CaseChange& c = step.changes[i];
+        h << "<tr><td>" << HtmlEscape(c.suite) << "</td><td>" << HtmlEscape(c.name) << "</td>" << StateCell(c.from)
+          << StateCell(c.to) << "</tr>";
+      }
+      h << "</table>";
+      if (step.changes.size() > shown) h << "<p class=\"muted\">" << step.changes.size() - shown << " more</p>";
+      h << "</details>";
+    }
+  }
 }
 
 void RenderLegend(std::ostringstream& h) {
@@ -338,6 +387,7 @@ std::string RenderHtml(const std::vector<RunData>& runs, const std::string& titl
   h << "\n";
   RenderStates(runs, h);
   h << "\n";
+  RenderTrends(runs, h);
   RenderMatrix(runs, h);
   h << "\n<h2>Failing cases</h2><p class=\"muted\">States that fail the gate, ERROR and MISTRUSTED, most severe "
        "first; each repro line runs the case alone.</p>";

@@ -17,7 +17,9 @@ inline constexpr size_t kHtmlOpenSuiteRows = 40;
 // Run facts, counts by state, the suite and operator matrix with pass rates
 // (cells coloured by rate, non-pass counts in a title and a short note, NOT
 // RUN where a cell was expected), failing cases with error statistics and
-// repro lines, and load-time charts. Every string from a run is escaped.
+// repro lines, and load-time charts; where several runs are of one adapter,
+// their trend (reports/trend.h) with its chart. Every string from a run is
+// escaped.
 std::string RenderHtml(const std::vector<RunData>& runs, const std::string& title);
 
 }  // namespace parity

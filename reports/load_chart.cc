@@ -19,23 +19,6 @@ std::string Num(double v) {
   return text;
 }
 
-// A step of 1, 2 or 5 times a power of ten that splits [0, max] into about
-// five intervals.
-double NiceStep(double max) {
-  const double raw = max / 5;
-  const double magnitude = std::pow(10, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 5.0}) {
-    if (raw <= m * magnitude) return m * magnitude;
-  }
-  return 10 * magnitude;
-}
-
-std::string TickLabel(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", v);
-  return text;
-}
-
 std::string Legend(const std::vector<RunData>& runs, double x0, double y) {
   std::ostringstream svg;
   double x = x0;
@@ -50,6 +33,21 @@ std::string Legend(const std::vector<RunData>& runs, double x0, double y) {
 }
 
 }  // namespace
+
+double NiceStep(double max) {
+  const double raw = max / 5;
+  const double magnitude = std::pow(10, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0}) {
+    if (raw <= m * magnitude) return m * magnitude;
+  }
+  return 10 * magnitude;
+}
+
+std::string TickLabel(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
 
 std::string RunColour(size_t index) {
   static const char* const kColours[] = {"#2b6cb0", "#c05621", "#2f855a", "#6b46c1",

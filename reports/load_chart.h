@@ -19,4 +19,9 @@ std::string LoadCurveSvg(const std::vector<RunData>& runs);
 // The colour that the charts give run `index`.
 std::string RunColour(size_t index);
 
+// A step of 1, 2 or 5 times a power of ten that splits [0, max] into about
+// five intervals (max > 0), and the label of a tick at `v` ("%g").
+double NiceStep(double max);
+std::string TickLabel(double v);
+
 }  // namespace parity

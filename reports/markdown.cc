@@ -9,6 +9,7 @@
 #include "reports/matrix.h"
 #include "reports/placement.h"
 #include "reports/stateful.h"
+#include "reports/trend.h"
 
 namespace parity {
 namespace {
@@ -90,6 +91,45 @@ void RenderStates(const std::vector<RunData>& runs, std::ostringstream& md) {
     if (any) md << Row(cells);
   }
   md << "\n";
+}
+
+void RenderTrends(const std::vector<RunData>& runs, std::ostringstream& md) {
+  const std::vector<Trend> trends = BuildTrends(runs);
+  if (trends.empty()) return;
+  md << "## Trends\n\nRuns of one adapter in the order they finished (equal times by version): pass counts, "
+        "load-time medians, and the cases whose state changed from one run to the next (– where a case is not in "
+        "that run).\n\n";
+  for (const Trend& trend : trends) {
+    md << "### " << MarkdownCell(trend.adapter) << " over " << trend.points.size() << " runs\n\n";
+    for (const std::string& note : trend.notes) md << "- " << MarkdownCell(note) << "\n";
+    if (!trend.notes.empty()) md << "\n";
+    std::vector<std::string> header;
+    std::string rule = "|";
+    for (const TrendColumn& c : TrendColumns()) {
+      header.push_back(MarkdownCell(c.heading));
+      rule += c.number ? " ---: |" : " --- |";
+    }
+    md << Row(header) << rule << "\n";
+    for (const auto& row : TrendRows(trend)) {
+      std::vector<std::string> cells;
+      for (const std::string& cell : row) cells.push_back(MarkdownCell(cell));
+      md << Row(cells);
+    }
+    md << "\n";
+    for (const TrendStep& step : trend.steps) {
+      md << "**" << MarkdownCell(StepTitle(trend, step)) << "**\n\n";
+      if (step.changes.empty()) continue;
+      md << "| suite | case | from | to |\n| --- | --- | --- | --- |\n";
+      const size_t shown = std::min(step.changes.size(), kMarkdownTrendChangeLimit);
+      for (size_t i = 0; i < shown; ++i) {
+        const CaseChange& c = step.changes[i];
+        md << Row({MarkdownCell(c.suite), MarkdownCell(c.name), c.from.empty() ? "–" : c.from,
+                   c.to.empty() ? "–" : c.to});
+      }
+      md << "\n";
+      if (step.changes.size() > shown) md << "… and " << step.changes.size() - shown << " more.\n\n";
+    }
+  }
 }
 
 void RenderMatrix(const std::vector<RunData>& runs, std::ostringstream& md) {
@@ -232,6 +272,7 @@ std::string RenderMarkdown(const std::vector<RunData>& runs, const std::string& 
   }
   md << "\n";
   RenderStates(runs, md);
+  RenderTrends(runs, md);
   RenderMatrix(runs, md);
   md << "## Failing cases\n\nStates that fail the gate, ERROR and MISTRUSTED; the repro lines run one case alone.\n\n";
   for (const RunData& run : runs) RenderFailures(run, md);
