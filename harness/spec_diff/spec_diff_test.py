@@ -225,6 +225,33 @@ class RealBuildsTest(unittest.TestCase):
         self.assertTrue(result["operators_added"], "1.23 added operators (SwiGLU)")
         print(f"\n1.22.0 -> pinned: {json.dumps(result['counts'])}; {json.dumps(result['sorts'])}", file=sys.stderr)
 
+    def test_a_virtual_environment_and_a_source_tree_are_builds(self):
+        if not os.path.isfile(ONNX_1_22):
+            self.skipTest(f"{ONNX_1_22} is not there (cases/onnx_node/fetch_onnx_data.sh fetches it)")
+        work = tempfile.mkdtemp(prefix="parity-spec-diff-builds-")
+        self.addCleanup(shutil.rmtree, work, True)
+        # A built tree: the wheel's files, onnx/ with its compiled extension.
+        tree = os.path.join(work, "onnx-tree")
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", tree, ONNX_1_22],
+                       check=True)
+        # A virtual environment that imports that onnx before the project's packages.
+        venv = os.path.join(work, "venv")
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
+        site = subprocess.run([os.path.join(venv, "bin", "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                              check=True, capture_output=True, text=True).stdout.strip()
+        project_site = next(p for p in sys.path if p.endswith("site-packages") and os.path.isdir(os.path.join(p, "numpy")))
+        with open(os.path.join(site, "parity_test.pth"), "w") as f:
+            f.write(tree + "\n" + project_site + "\n")
+        out = os.path.join(work, "out")
+        proc = spec_diff("--base", venv, "--head", tree, "--out", out, "--filter", "test_abs")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        result = read_result(out)
+        self.assertEqual((result["base"]["kind"], result["head"]["kind"]), ("venv", "checkout"))
+        self.assertEqual(result["base"]["onnx_version"], "1.22.0")
+        self.assertEqual(result["head"]["onnx_version"], "1.22.0")
+        self.assertEqual(result["counts"]["unchanged"], sum(result["counts"].values()))
+        self.assertGreater(result["counts"]["unchanged"], 0)
+
     def test_pinned_to_onnx_weekly(self):
         out = tempfile.mkdtemp(prefix="parity-spec-diff-weekly-")
         self.addCleanup(shutil.rmtree, out, True)
