@@ -9,9 +9,10 @@ BINARY_DIR = os.environ.get("PARITY_BINARY_DIR", os.path.join(os.path.dirname(__
 PARITY = os.path.join(BINARY_DIR, "parity")
 
 
-def write_corpus(folder, name_contains):
-    """Writes the node cases whose name contains `name_contains` into folder/onnx_node."""
-    out = os.path.join(folder, "onnx_node")
+def write_corpus(folder, name_contains, suite="onnx_node"):
+    """Writes the node cases whose name contains `name_contains` into
+    folder/`suite` (the folder's name is the cases' suite)."""
+    out = os.path.join(folder, suite)
     subprocess.run([PARITY, "corpus", "onnx-node", "--out", out, "--filter", name_contains, "--min-cases", "1"],
                    check=True, stdout=subprocess.DEVNULL)
     return out
