@@ -5,18 +5,8 @@
 # text. Leaves a screenshot in $PARITY_BINARY_DIR/report_screenshot.png.
 set -euo pipefail
 
-bin=${PARITY_BINARY_DIR:?set PARITY_BINARY_DIR to the build folder}
-python=${PARITY_PYTHON:-python3}
-parity="$bin/parity"
-[[ -x "$parity" ]] || { echo "no parity binary at $parity"; exit 1; }
-chromium=$(command -v chromium || command -v chromium-browser || true)
-if [[ -z "$chromium" ]]; then
-  echo "chromium not installed (ci/setup.sh installs it)"
-  exit 1
-fi
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/parity_html_check.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+CHECK_NAME=html_check
+source "$(dirname "$0")/headless_chromium.sh"
 
 # Two run folders: alpha@cpu with every kind of state, a planned case that
 # never ran and hostile strings; beta@gpu that never planned s1/Relu.
@@ -96,16 +86,7 @@ assert any(s.get("message") == "NOT RUN" for s in root.iter("skipped"))
 print("junit.xml: well-formed,", len(names), "testcases")
 EOF
 
-profile="$work/profile"
-run_chromium() {
-  timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --user-data-dir="$profile" \
-    --no-first-run --disable-extensions "$@" 2>"$work/chromium.log"
-}
-run_chromium --dump-dom "file://$out/report.html" > "$work/dom.html" || {
-  cat "$work/chromium.log"
-  echo "FAIL: chromium could not load the report"
-  exit 1
-}
+dump_dom "$out/report.html" "$work/dom.html"
 
 # Check elements of the DOM that Chromium built, not the text of the file.
 "$python" - "$work/dom.html" <<'EOF'
@@ -160,18 +141,5 @@ if failures:
 print(f"dom: title {dom.title!r}, {len(dom.tags)} elements, {dom.notrun_cells} NOT RUN cells, no injected elements")
 EOF
 
-shot="$bin/report_screenshot.png"
-rm -f "$shot"
-run_chromium --screenshot="$shot" --window-size=1400,1600 --hide-scrollbars "file://$out/report.html" >/dev/null || {
-  cat "$work/chromium.log"
-  echo "FAIL: chromium could not take a screenshot"
-  exit 1
-}
-size=$(stat -c %s "$shot" 2>/dev/null || echo 0)
-signature=$(head -c 8 "$shot" | od -An -tx1 | tr -d ' \n')
-if [[ "$signature" != "89504e470d0a1a0a" || "$size" -lt 20000 ]]; then
-  echo "FAIL: screenshot $shot is not a PNG of a rendered page ($size bytes)"
-  exit 1
-fi
-echo "screenshot: $shot ($size bytes)"
+screenshot "$out/report.html" "$bin/report_screenshot.png" 1400,1600
 echo "html check passed"

@@ -7,18 +7,8 @@
 # $PARITY_BINARY_DIR/trend_screenshot.png.
 set -euo pipefail
 
-bin=${PARITY_BINARY_DIR:?set PARITY_BINARY_DIR to the build folder}
-python=${PARITY_PYTHON:-python3}
-parity="$bin/parity"
-[[ -x "$parity" ]] || { echo "no parity binary at $parity"; exit 1; }
-chromium=$(command -v chromium || command -v chromium-browser || true)
-if [[ -z "$chromium" ]]; then
-  echo "chromium not installed (ci/setup.sh installs it)"
-  exit 1
-fi
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/parity_trend_check.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+CHECK_NAME=trend_check
+source "$(dirname "$0")/headless_chromium.sh"
 
 # gamma@cpu in January (7 of 10 pass), February (8 of 9: removed_later is
 # gone, flaky_<b> passes) and March (9 of 10: new_in_march added); delta@cpu
@@ -60,16 +50,7 @@ out="$work/out"
   --title "Trend check"
 grep -q "^## Trends" "$out/report.md" || { echo "FAIL: report.md has no Trends section"; exit 1; }
 
-profile="$work/profile"
-run_chromium() {
-  timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --user-data-dir="$profile" \
-    --no-first-run --disable-extensions "$@" 2>"$work/chromium.log"
-}
-run_chromium --dump-dom "file://$out/report.html" > "$work/dom.html" || {
-  cat "$work/chromium.log"
-  echo "FAIL: chromium could not load the report"
-  exit 1
-}
+dump_dom "$out/report.html" "$work/dom.html"
 
 # Check the DOM that Chromium built: the tables' cells as text, the chart's elements.
 "$python" - "$work/dom.html" <<'EOF'
@@ -156,18 +137,5 @@ print(f"dom: trend rows {[r[0] for r in got]}, passes {[r[2] for r in got]}, "
       f"{dom.trend_dots} chart dots, {len(changes) - 2} changed cases listed")
 EOF
 
-shot="$bin/trend_screenshot.png"
-rm -f "$shot"
-run_chromium --screenshot="$shot" --window-size=1400,1400 --hide-scrollbars "file://$out/report.html" >/dev/null || {
-  cat "$work/chromium.log"
-  echo "FAIL: chromium could not take a screenshot"
-  exit 1
-}
-size=$(stat -c %s "$shot" 2>/dev/null || echo 0)
-signature=$(head -c 8 "$shot" | od -An -tx1 | tr -d ' \n')
-if [[ "$signature" != "89504e470d0a1a0a" || "$size" -lt 20000 ]]; then
-  echo "FAIL: screenshot $shot is not a PNG of a rendered page ($size bytes)"
-  exit 1
-fi
-echo "screenshot: $shot ($size bytes)"
+screenshot "$out/report.html" "$bin/trend_screenshot.png" 1400,1400
 echo "trend check passed"
