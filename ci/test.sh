@@ -102,7 +102,22 @@ build/parity run --adapter onednn --cases "${onednn_cases[@]}" --out build/resul
   --jobs "$(nproc)" --progress quiet --no-fallback > build/results/onednn-no-fallback.log || true
 .venv/bin/python adapters/onednn/fallback_check.py build/results/onednn build/results/onednn-no-fallback
 
-build/parity report build/results/reference build/results/onnxruntime build/results/onednn --out build/results/report
+echo "== the OpenVINO adapter (adapters/openvino/): every corpus, the whole model on OpenVINO's CPU plugin, gated by its expectations"
+openvino_results=()
+if [ -f build/adapters/libparity_adapter_openvino.so ]; then
+  openvino_expect=()
+  for file in adapters/openvino/expectations/*.json; do openvino_expect+=(--expect "$file"); done
+  # No warm repeats: each creation compiles the model again (about 0.14 s a
+  # case), and the gate needs none; ci/main.sh measures them.
+  build/parity run --adapter openvino --cases "${onednn_cases[@]}" --out build/results/openvino --fresh --jobs "$(nproc)" \
+    --progress quiet --warm-repeats 0 "${openvino_expect[@]}"
+  openvino_results=(build/results/openvino)
+else
+  echo "adapters/openvino: libparity_adapter_openvino.so not built (OpenVINO absent from .venv): skipped"
+fi
+
+build/parity report build/results/reference build/results/onnxruntime build/results/onednn "${openvino_results[@]}" \
+  --out build/results/report
 
 if [ "${PARITY_SKIP_SANITIZERS:-0}" != 1 ]; then
   echo "== AddressSanitizer and UndefinedBehaviorSanitizer, and the fuzz targets (one clang build)"
