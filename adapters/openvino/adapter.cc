@@ -20,6 +20,7 @@
 #include "adapters/openvino/onnx_model.h"
 #include "adapters/openvino/ov_errors.h"
 #include "adapters/openvino/ov_tensors.h"
+#include "adapters/reference/host_settings.h"
 #include "adapters/reference/reference_session.h"
 #include "reference/core/parallel.h"
 #include "reference/ops/gemm.h"
@@ -48,30 +49,12 @@ namespace {
 
 uint32_t g_host_abi_version = 0;
 
-// A positive whole number from environment variable `name`, digits only, at
-// most `max`; nullopt otherwise (reference_adapter.h reads the host's
-// variables the same way; that header defines its own parity_session).
-std::optional<int64_t> HostNumber(const char* name, int64_t max) {
-  const char* text = std::getenv(name);
-  if (!text || !*text || std::strlen(text) > 12 || std::strspn(text, "0123456789") != std::strlen(text)) {
-    return std::nullopt;
-  }
-  const int64_t value = std::strtoll(text, nullptr, 10);
-  if (value <= 0 || value > max) return std::nullopt;
-  return value;
-}
-
-// The worker's memory limit (PARITY_MEMORY_LIMIT_MIB) bounds the tensors the
-// adapter reads and writes; OpenBLAS's idle threads (the reference library
-// is linked in for its tensors) are stopped, as the reference adapter does.
+// The worker's memory limit bounds the tensors the adapter reads and writes;
+// OpenBLAS's idle threads (the reference library is linked in for its
+// tensors) are stopped, as in the reference adapter.
 bool ApplyHostSettings() {
-  if (const std::optional<int64_t> mib = HostNumber("PARITY_MEMORY_LIMIT_MIB", int64_t{1} << 43)) {
-    Tensor::SetAllocationLimit(*mib << 20);
-  }
-  ops::UseOneBlasThreadNow();
-  if (const std::optional<int64_t> threads = HostNumber("PARITY_THREADS", 1024)) {
-    SetThreadCount(static_cast<int>(*threads));
-  }
+  ApplyHostMemoryLimit();
+  ApplyHostThreads();
   return true;
 }
 

@@ -2,6 +2,7 @@
 a small corpus written once per test process, and reading a run folder."""
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 
@@ -39,3 +40,15 @@ def temp_dir(test_case):
     d = tempfile.TemporaryDirectory(prefix="parity-run-test-")
     test_case.addCleanup(d.cleanup)
     return d.name
+
+
+def write_failing_copy(source_case, copy):
+    """Copies a case folder to `copy` with the last byte of its first
+    expected output (inside the tensor's data) flipped, so that it FAILs."""
+    shutil.copytree(source_case, copy)
+    with open(os.path.join(copy, "test_data_set_0", "output_0.pb"), "r+b") as f:
+        f.seek(-1, os.SEEK_END)
+        last = f.read(1)[0]
+        f.seek(-1, os.SEEK_END)
+        f.write(bytes([last ^ 0x40]))
+    return copy

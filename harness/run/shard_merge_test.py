@@ -25,12 +25,7 @@ class ShardMergeTest(unittest.TestCase):
         # (the last byte of output_0.pb, inside its tensor data) FAILs.
         cls.mixed = util.write_corpus(cls.work, "test_bernoulli", suite="mixed")
         corrupted = os.path.join(cls.mixed, "test_relu_corrupted")
-        shutil.copytree(os.path.join(cls.corpus, "test_relu"), corrupted)
-        with open(os.path.join(corrupted, "test_data_set_0", "output_0.pb"), "r+b") as f:
-            f.seek(-1, os.SEEK_END)
-            last = f.read(1)[0]
-            f.seek(-1, os.SEEK_END)
-            f.write(bytes([last ^ 0x40]))
+        util.write_failing_copy(os.path.join(cls.corpus, "test_relu"), corrupted)
 
     @classmethod
     def tearDownClass(cls):

@@ -15,7 +15,7 @@ MD_ROWS = 25
 MD_LIMIT = 60000
 
 
-def _build_words(build: dict) -> str:
+def build_words(build: dict) -> str:
     words = build["distribution"] or ("onnx " + build["onnx_version"])
     return f"{words} (opset {build['opset']})" if build.get("opset") else words
 
@@ -35,7 +35,7 @@ def _table(rows, columns, limit=MD_ROWS):
 
 def markdown(result: dict) -> str:
     gate = result["gate"]
-    out = [f"## ONNX spec change: {_build_words(result['base'])} -> {_build_words(result['head'])}", ""]
+    out = [f"## ONNX spec change: {build_words(result['base'])} -> {build_words(result['head'])}", ""]
     out.append(("**Gate passed**" if gate["passed"] else "**Gate failed**") + ": "
                + (f"{len(gate['unacknowledged'])} meaning change(s) not acknowledged"
                   if not gate["passed"] else
@@ -80,7 +80,7 @@ def _h(text) -> str:
 
 
 def page(result: dict) -> str:
-    base, head = _build_words(result["base"]), _build_words(result["head"])
+    base, head = build_words(result["base"]), build_words(result["head"])
     gate = result["gate"]
     parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'>",
              f"<title>ONNX spec change: {_h(base)} -&gt; {_h(head)}</title>",

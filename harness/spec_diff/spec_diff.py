@@ -170,7 +170,7 @@ def main(argv=None) -> int:
         for label, spec in (("base", args.base), ("head", args.head)):
             build = builds.resolve(spec, os.path.join(work, "builds"))
             builds.write_corpus(build, os.path.join(work, label + "-corpus"), args.filter)
-            print(f"spec-diff: {label} {spec}: {render._build_words(build.describe())}, corpus {build.corpus}")
+            print(f"spec-diff: {label} {spec}: {render.build_words(build.describe())}, corpus {build.corpus}")
             sides[label] = build
     except builds.BuildError as error:
         print(f"parity spec-diff: {error}", file=sys.stderr)

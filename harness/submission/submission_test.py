@@ -72,12 +72,7 @@ class SubmissionTest(unittest.TestCase):
         cls.failing = os.path.join(cls.work, "failing", "onnx_node")
         shutil.copytree(cls.corpus, cls.failing)
         corrupted = os.path.join(cls.failing, "test_relu_corrupted")
-        shutil.copytree(os.path.join(cls.corpus, "test_relu"), corrupted)
-        with open(os.path.join(corrupted, "test_data_set_0", "output_0.pb"), "r+b") as f:
-            f.seek(-1, os.SEEK_END)
-            last = f.read(1)[0]
-            f.seek(-1, os.SEEK_END)
-            f.write(bytes([last ^ 0x40]))
+        util.write_failing_copy(os.path.join(cls.corpus, "test_relu"), corrupted)
         cls.expectations = os.path.join(cls.work, "expectations.json")
         with open(cls.expectations, "w") as f:
             json.dump({"adapter": "reference",
