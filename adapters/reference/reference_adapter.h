@@ -44,6 +44,10 @@ struct ReferenceFlavour {
   // The device backend, made on first use; null for the reference itself.
   const SessionBackend* (*backend)() = NoBackend;
   const char* (*backend_version)() = ReferenceVersion;  // parity_adapter_info.backend_version
+  const char* device_kind = "cpu";                         // parity_device_info.kind
+  // The device's description when it is found at run time (a driver's
+  // device); null: `description`.
+  const char* (*device_description)() = nullptr;
 };
 
 // The table for `kFlavour` (a constant of static storage in the adapter's
@@ -122,8 +126,16 @@ class ReferenceAdapter {
   static const char* OwnDevice() { return kFlavour.backend() ? kFlavour.backend()->device : "cpu"; }
   static bool IsOurDevice(const char* device) { return !device || !*device || std::strcmp(device, OwnDevice()) == 0; }
 
+  static const char* DeviceDescription() {
+    if constexpr (kFlavour.device_description == nullptr) {
+      return kFlavour.description;
+    } else {
+      return kFlavour.device_description();
+    }
+  }
+
   static parity_status* GetInfo(const parity_adapter_info** info) {
-    static const parity_device_info kDevices[] = {{OwnDevice(), "cpu", kFlavour.description}};
+    static const parity_device_info kDevices[] = {{OwnDevice(), kFlavour.device_kind, DeviceDescription()}};
     static const parity_adapter_info kInfo = {
         kFlavour.name, "1", kFlavour.backend_version(), 1, kDevices};
     *info = &kInfo;
@@ -135,6 +147,9 @@ class ReferenceAdapter {
       return MakeStatus(PARITY_STATUS_DEVICE_UNAVAILABLE,
                         std::string("device '") + device + "' is absent: " + kFlavour.name + " runs on '" +
                             OwnDevice() + "'");
+    }
+    if (const SessionBackend* backend = kFlavour.backend(); backend && backend->available) {
+      if (parity_status* absent = ToAbiStatus(backend->available())) return absent;
     }
     static const Capabilities kCapabilities;
     *capabilities = &kCapabilities.table;

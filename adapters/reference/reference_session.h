@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <new>
 #include <optional>
@@ -114,6 +115,19 @@ struct SessionBackend {
   const char* device = "cpu";
   const Lowering* lowering = nullptr;
   std::vector<const char*> variant_targets;  // preferred first, when the options name none
+  // A backend whose lowering depends on the model (an NPU driver answers a
+  // layer query per model) makes it here for each session, instead of
+  // `lowering`; the milliseconds it took count as compile time.
+  struct ModelLowering {
+    std::shared_ptr<const Lowering> lowering;
+    double prepare_ms = 0;
+  };
+  std::function<StatusOr<ModelLowering>(const LoadedModel&)> lowering_for;
+  // The backend's veto on entries of its targets (ResolveOptions::refuse).
+  std::function<std::string(const VariantEntry&)> refuse_entry;
+  // Asked before a session is made and for the capabilities: an error
+  // (kUnavailable: the device is absent, hence SKIP) refuses them.
+  std::function<Status()> available;
 };
 
 // One model on the reference evaluator, on the device "cpu" (or on a
@@ -154,6 +168,7 @@ class ReferenceSession {
       return Status(StatusCode::kUnavailable,
                     StrCat("device '", device, "' is absent: this backend runs on '", own_device, "'"));
     }
+    if (backend && backend->available) PARITY_RETURN_IF_ERROR(backend->available());
     const std::string name = options && options->case_name && *options->case_name ? options->case_name : "model";
     if (!model && model_size > 0) return InvalidArgument(name, ": no model bytes");
     PARITY_ASSIGN_OR_RETURN(
@@ -169,11 +184,18 @@ class ReferenceSession {
       // An empty list is "the adapter's own choice" (spec/abi/parity_adapter.h).
       if (targets.empty() && backend) targets.assign(backend->variant_targets.begin(), backend->variant_targets.end());
       if (targets.empty()) targets.assign(std::begin(kReferenceVariantTargets), std::end(kReferenceVariantTargets));
-      PARITY_ASSIGN_OR_RETURN(loaded, Resolve(loaded, targets, &decisions));
+      PARITY_ASSIGN_OR_RETURN(loaded, Resolve(loaded, targets, backend, &decisions));
     }
     std::unique_ptr<Partition> partition;
     EvalOptions eval_options;
-    if (backend && backend->lowering) {
+    if (backend && backend->lowering_for) {
+      PARITY_ASSIGN_OR_RETURN(SessionBackend::ModelLowering made_lowering, backend->lowering_for(loaded));
+      PARITY_ASSIGN_OR_RETURN(Partition made, PartitionModel(loaded, *made_lowering.lowering, own_device));
+      made.compile_ms += made_lowering.prepare_ms;
+      partition = std::make_unique<Partition>(std::move(made));
+      eval_options.node_kernels = &partition->kernels;
+      loaded = partition->model;
+    } else if (backend && backend->lowering) {
       PARITY_ASSIGN_OR_RETURN(Partition made, PartitionModel(loaded, *backend->lowering, own_device));
       partition = std::make_unique<Partition>(std::move(made));
       eval_options.node_kernels = &partition->kernels;
@@ -388,13 +410,14 @@ class ReferenceSession {
   // The model a backend with `targets` runs: entries resolved, then Compiled
   // calls for the reference lowered to the functions their blobs carry.
   static StatusOr<LoadedModel> Resolve(const LoadedModel& loaded, const std::vector<std::string>& targets,
-                                       std::vector<EntryDecision>* decisions) {
+                                       const SessionBackend* backend, std::vector<EntryDecision>* decisions) {
     // ResolveVariants checks the IR's rules itself, and refuses a model that breaks them.
     // Selection depends on the targets alone (spec/variants.md, 4.1), on a
     // backend as on the reference: a portable entry it does not lower runs
     // on the fallback, as the rest of the graph would.
     ResolveOptions options;
     options.targets = targets;
+    if (backend) options.refuse = backend->refuse_entry;
     PARITY_ASSIGN_OR_RETURN(ResolvedModel resolved, ResolveForReference(loaded, options));
     *decisions = std::move(resolved.decisions);
     return LoadedModel{std::make_shared<const onnx::ModelProto>(std::move(resolved.model)), loaded.name,

@@ -195,6 +195,8 @@ class Resolver {
                                                       : StrCat("target '", entry.target, "' not listed");
         } else if (analysis_.analyses[i].stale) {
           decisions_[i].reason = "stale: " + analysis_.analyses[i].stale_detail;
+        } else if (std::string refused = options_.refuse ? options_.refuse(entry) : ""; !refused.empty()) {
+          decisions_[i].reason = "refused by the backend: " + refused;
         } else {
           candidates.push_back({static_cast<size_t>(it - options_.targets.begin()), entry.priority, i});
         }

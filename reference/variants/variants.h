@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -109,6 +110,11 @@ struct ResolveOptions {
   // `parity check --equivalence` and tests. An id that does not exist, or
   // entries that cannot be taken together, is an error.
   std::vector<std::string> only_entries;
+  // The backend's own veto, asked of each entry whose target is listed and
+  // which is not stale: a reason when it cannot take the entry after all (a
+  // blob its driver cannot load), or "" to accept it. A refused entry is not
+  // eligible, and the region stays in the main graph.
+  std::function<std::string(const VariantEntry&)> refuse;
 };
 
 struct EntryDecision {
