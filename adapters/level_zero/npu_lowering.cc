@@ -80,6 +80,9 @@ std::string StaticRefusal(const onnx::NodeProto& node, const StaticFacts& facts)
     if (value.empty()) return "";
     const ValueFacts* f = facts.Find(value);
     if (!f || !f->type) return StrCat("the type of '", value, "' is not known before the run");
+    if (*f->type == DataType::kDouble) {
+      return StrCat("'", value, "' is float64, which the NPU does not compute");
+    }
     if (!OvElementType(*f->type) || *f->type == DataType::kFloat8E4M3FN || *f->type == DataType::kFloat8E5M2) {
       return StrCat("'", value, "' is ", DataTypeName(*f->type), ", which the NPU's graph arguments do not carry");
     }
@@ -96,6 +99,85 @@ std::string StaticRefusal(const onnx::NodeProto& node, const StaticFacts& facts)
     if (std::string why = check(out); !why.empty()) return why;
   }
   return "";
+}
+
+// Which value each of a graph's arguments carries: the driver names them
+// after the IR's tensors, which are the ONNX values' names; an argument
+// whose name is not among them (a frontend may rename a value that flows
+// straight through) is matched by position when the counts agree.
+int64_t Elements(const Shape& dims) {
+  const StatusOr<int64_t> count = ElementCount(dims);
+  return count.ok() ? *count : -1;
+}
+
+struct ArgumentMap {
+  std::vector<size_t> inputs;   // per input argument, in the driver's order: the index into `inputs`
+  std::vector<size_t> outputs;  // per wanted output: the index among the graph's outputs
+};
+
+StatusOr<ArgumentMap> MapArguments(const NpuGraph& graph, const std::vector<std::string>& inputs,
+                                   const std::vector<std::string>& outputs, const std::string& name,
+                                   const std::vector<DataType>* types = nullptr,
+                                   const std::vector<std::vector<int64_t>>* dims = nullptr) {
+  std::vector<const NpuGraph::Argument*> in_args, out_args;
+  for (const NpuGraph::Argument& arg : graph.arguments()) (arg.input ? in_args : out_args).push_back(&arg);
+  ArgumentMap map;
+  std::vector<bool> used(inputs.size(), false);
+  for (const NpuGraph::Argument* arg : in_args) {
+    const auto found = std::find(inputs.begin(), inputs.end(), arg->name);
+    map.inputs.push_back(found == inputs.end() ? inputs.size() : static_cast<size_t>(found - inputs.begin()));
+    if (found != inputs.end()) used[map.inputs.back()] = true;
+  }
+  for (size_t a = 0; a < in_args.size(); ++a) {
+    if (map.inputs[a] < inputs.size()) continue;
+    if (in_args.size() == inputs.size()) {
+      map.inputs[a] = a;
+      continue;
+    }
+    // A parameter renamed by the frontend (a value that flows straight to
+    // an output takes the output's name): the one value left of its type
+    // and size.
+    size_t match = inputs.size(), matches = 0;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!used[i] && types && (*types)[i] == in_args[a]->type && dims &&
+          Elements((*dims)[i]) == Elements(in_args[a]->dims)) {
+        match = i;
+        ++matches;
+      }
+    }
+    if (matches != 1) {
+      return Internal(name, ": the driver's graph takes '", in_args[a]->name, "', which is none of the ",
+                      inputs.size(), " values it was compiled for");
+    }
+    map.inputs[a] = match;
+    used[match] = true;
+  }
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    size_t index = out_args.size();
+    for (size_t a = 0; a < out_args.size(); ++a) {
+      if (out_args[a]->name == outputs[k]) index = a;
+    }
+    if (index == out_args.size() && out_args.size() == outputs.size()) index = k;
+    if (index == out_args.size()) {
+      return Internal(name, ": the driver's graph gives no output for '", outputs[k], "'");
+    }
+    map.outputs.push_back(index);
+  }
+  return map;
+}
+
+// Runs `graph` on the inputs `map` picks from `given`, and gives the
+// outputs reshaped to `shapes`, in the wanted order.
+StatusOr<std::vector<Value>> RunMapped(NpuGraph& graph, const ArgumentMap& map,
+                                       const std::vector<const Tensor*>& given, const std::vector<Shape>& shapes) {
+  std::vector<const Tensor*> inputs;
+  for (size_t index : map.inputs) inputs.push_back(given[index]);
+  PARITY_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, graph.Run(inputs));
+  std::vector<Value> values;
+  for (size_t k = 0; k < map.outputs.size(); ++k) {
+    values.push_back(Value::FromTensor(outputs[map.outputs[k]].Reshaped(shapes[k])));
+  }
+  return values;
 }
 
 // One region compiled by the driver: compiled at creation when the facts
@@ -133,21 +215,17 @@ class NpuRegionNode : public LoweredNode {
     }
     auto found = compiled_.find(dims);
     if (found == compiled_.end()) {
-      PARITY_ASSIGN_OR_RETURN(CompiledRegion* made, Compile(dims));
+      PARITY_ASSIGN_OR_RETURN(Compiled * made, Compile(dims));
       found = compiled_.find(dims);
       (void)made;
     }
-    CompiledRegion& region = found->second;
-    PARITY_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, region.graph->Run(inputs));
-    std::vector<Value> values;
-    for (size_t k = 0; k < outputs.size(); ++k) {
-      values.push_back(Value::FromTensor(outputs[k].Reshaped(region.output_shapes[k])));
-    }
-    return values;
+    Compiled& compiled = found->second;
+    return RunMapped(*compiled.region.graph, compiled.map, inputs, compiled.region.output_shapes);
   }
 
  private:
-  StatusOr<CompiledRegion*> Compile(const std::vector<std::vector<int64_t>>& dims) {
+  struct Compiled;
+  StatusOr<Compiled*> Compile(const std::vector<std::vector<int64_t>>& dims) {
     for (const auto& d : dims) {
       if (d.size() > kMaxRank) {
         return InvalidArgument(name_, ": an input of rank ", d.size(), "; the NPU's graph arguments have at most ",
@@ -155,13 +233,19 @@ class NpuRegionNode : public LoweredNode {
       }
     }
     PARITY_ASSIGN_OR_RETURN(std::string bytes, RegionModelBytes(*model_, cut_, *facts_, name_, &dims));
-    PARITY_ASSIGN_OR_RETURN(CompiledRegion region, CompileRegion(device_, bytes, name_));
-    if (region.graph->arguments().size() != cut_.inputs.size() + cut_.outputs.size()) {
-      return Internal(name_, ": the driver's graph has ", region.graph->arguments().size(), " arguments for ",
-                      cut_.inputs.size(), " inputs and ", cut_.outputs.size(), " outputs");
-    }
-    return &compiled_.emplace(dims, std::move(region)).first->second;
+    Compiled compiled;
+    PARITY_ASSIGN_OR_RETURN(compiled.region, CompileRegion(device_, bytes, name_));
+    std::vector<DataType> types;
+    for (const std::string& in : cut_.inputs) types.push_back(facts_->TypeOf(in).value_or(DataType::kUndefined));
+    PARITY_ASSIGN_OR_RETURN(compiled.map,
+                            MapArguments(*compiled.region.graph, cut_.inputs, cut_.outputs, name_, &types, &dims));
+    return &compiled_.emplace(dims, std::move(compiled)).first->second;
   }
+
+  struct Compiled {
+    CompiledRegion region;
+    ArgumentMap map;
+  };
 
   NpuDevice& device_;
   std::shared_ptr<const onnx::ModelProto> model_;
@@ -169,14 +253,14 @@ class NpuRegionNode : public LoweredNode {
   std::shared_ptr<const StaticFacts> facts_;
   std::string name_;
   bool deferred_ = false;
-  std::map<std::vector<std::vector<int64_t>>, CompiledRegion> compiled_;
+  std::map<std::vector<std::vector<int64_t>>, Compiled> compiled_;
 };
 
 // A Compiled call whose blob the driver loads, with no compilation.
 class NpuBlobNode : public LoweredNode {
  public:
-  NpuBlobNode(std::unique_ptr<NpuGraph> graph, std::vector<Shape> output_shapes)
-      : graph_(std::move(graph)), output_shapes_(std::move(output_shapes)) {}
+  NpuBlobNode(std::unique_ptr<NpuGraph> graph, ArgumentMap map, std::vector<Shape> output_shapes)
+      : graph_(std::move(graph)), map_(std::move(map)), output_shapes_(std::move(output_shapes)) {}
 
   StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
     std::vector<const Tensor*> inputs;
@@ -185,16 +269,12 @@ class NpuBlobNode : public LoweredNode {
       PARITY_ASSIGN_OR_RETURN(const Tensor* t, ctx.RequireTensor(i));
       inputs.push_back(t);
     }
-    PARITY_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, graph_->Run(inputs));
-    std::vector<Value> values;
-    for (size_t k = 0; k < outputs.size(); ++k) {
-      values.push_back(Value::FromTensor(outputs[k].Reshaped(output_shapes_[k])));
-    }
-    return values;
+    return RunMapped(*graph_, map_, inputs, output_shapes_);
   }
 
  private:
   std::unique_ptr<NpuGraph> graph_;
+  ArgumentMap map_;
   std::vector<Shape> output_shapes_;
 };
 
@@ -218,9 +298,15 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerBlob(NpuDevice& device, const NodeVi
     }
     shapes.push_back(*dims);
   }
-  PARITY_ASSIGN_OR_RETURN(std::unique_ptr<NpuGraph> graph,
-                          device.LoadBlob(binary->t().string_data(0), StrCat(model_name, "/", view.label())));
-  return std::unique_ptr<LoweredNode>(new NpuBlobNode(std::move(graph), std::move(shapes)));
+  const std::string graph_name = StrCat(model_name, "/", view.label());
+  PARITY_ASSIGN_OR_RETURN(std::unique_ptr<NpuGraph> graph, device.LoadBlob(binary->t().string_data(0), graph_name));
+  std::vector<std::string> inputs, outputs;
+  for (const std::string& in : view.node().input()) {
+    if (!in.empty()) inputs.push_back(in);
+  }
+  outputs.assign(view.node().output().begin(), view.node().output().end());
+  PARITY_ASSIGN_OR_RETURN(ArgumentMap map, MapArguments(*graph, inputs, outputs, graph_name));
+  return std::unique_ptr<LoweredNode>(new NpuBlobNode(std::move(graph), std::move(map), std::move(shapes)));
 }
 
 }  // namespace
@@ -366,6 +452,44 @@ StatusOr<std::shared_ptr<const Lowering>> MakeNpuLowering(const LoadedModel& loa
       const auto o = owner.find(op);
       return o == owner.end() ? -1 : o->second;
     });
+    // With every graph input's shape known, an operation whose output
+    // shape OpenVINO still cannot tell has a shape that depends on input
+    // values (NonZero, a Resize whose sizes are an input): no static graph
+    // can hold it.
+    bool inputs_static = true;
+    for (const auto& parameter : ov_model->get_parameters()) {
+      inputs_static &= parameter->get_output_partial_shape(0).is_static();
+    }
+    {
+      for (const std::shared_ptr<ov::Node>& each : ops) {
+        const ov::Node* op = each.get();
+        const auto o = owner.find(op);
+        if (o == owner.end()) continue;
+        std::string& why = refusal[static_cast<size_t>(o->second)];
+        if (!why.empty()) continue;
+        for (size_t k = 0; k < op->get_input_size() && why.empty(); ++k) {
+          const ov::PartialShape& shape = op->get_input_partial_shape(k);
+          if (shape.rank().is_static() && shape.rank().get_length() > static_cast<int64_t>(kMaxRank)) {
+            why = StrCat(op->get_type_name(), " '", op->get_friendly_name(), "' reads a value of rank ",
+                         shape.rank().get_length(), "; the NPU's graph arguments have at most ", kMaxRank, " dims");
+          }
+        }
+        for (size_t k = 0; k < op->get_output_size() && why.empty(); ++k) {
+          const ov::PartialShape& shape = op->get_output_partial_shape(k);
+          if (shape.rank().is_static() && shape.rank().get_length() > static_cast<int64_t>(kMaxRank)) {
+            why = StrCat(op->get_type_name(), " '", op->get_friendly_name(), "' makes a value of rank ",
+                         shape.rank().get_length(), "; the NPU's graph arguments have at most ", kMaxRank, " dims");
+            break;
+          }
+          if (inputs_static && shape.is_dynamic()) {
+            why = StrCat("its output shape depends on input values (", op->get_type_name(), " '",
+                         op->get_friendly_name(), "' gives ", op->get_output_partial_shape(k).to_string(),
+                         "), which a static NPU graph cannot hold");
+            break;
+          }
+        }
+      }
+    }
   } else {
     // The frontend refuses the whole: each node is converted and asked
     // about on its own, and those it refuses stay on the host.
