@@ -18,6 +18,7 @@
 #include "adapters/openvino/ov_errors.h"
 #include "adapters/openvino/ov_tensors.h"
 #include "reference/model/graph.h"
+#include "reference/model/tensor_io.h"
 #include "reference/variants/variants.h"
 
 namespace parity::adapters::level_zero {
@@ -201,7 +202,7 @@ class NpuRegionNode : public LoweredNode {
       }
       dims.push_back(*known);
     }
-    return Compile(dims).status();
+    return Compile(dims, nullptr).status();
   }
   bool deferred() const override { return deferred_; }
 
@@ -213,39 +214,88 @@ class NpuRegionNode : public LoweredNode {
       inputs.push_back(t);
       dims.push_back(t->shape());
     }
-    auto found = compiled_.find(dims);
+    auto found = compiled_.find(Key(dims, &inputs));
     if (found == compiled_.end()) {
-      PARITY_ASSIGN_OR_RETURN(Compiled * made, Compile(dims));
-      found = compiled_.find(dims);
+      PARITY_ASSIGN_OR_RETURN(Compiled * made, Compile(dims, &inputs));
       (void)made;
+      found = compiled_.find(Key(dims, &inputs));
     }
     Compiled& compiled = found->second;
-    return RunMapped(*compiled.region.graph, compiled.map, inputs, compiled.region.output_shapes);
+    std::vector<const Tensor*> given;
+    for (size_t i : compiled.kept) given.push_back(inputs[i]);
+    return RunMapped(*compiled.region.graph, compiled.map, given, compiled.region.output_shapes);
   }
 
  private:
-  struct Compiled;
-  StatusOr<Compiled*> Compile(const std::vector<std::vector<int64_t>>& dims) {
+  struct Compiled {
+    CompiledRegion region;
+    ArgumentMap map;
+    std::vector<size_t> kept;  // the cut's inputs the graph takes (the others were compiled in)
+  };
+
+  // An input a specialized graph takes as a constant: a small integer
+  // tensor, the kind that holds shapes, sizes and axes.
+  static bool Bakeable(const Tensor& t) {
+    return (t.dtype() == DataType::kInt64 || t.dtype() == DataType::kInt32) && t.size() <= 64;
+  }
+
+  // The graphs by their inputs' shapes and, once the region is
+  // specialized, the values of its bakeable inputs.
+  std::string Key(const std::vector<std::vector<int64_t>>& dims, const std::vector<const Tensor*>* inputs) const {
+    std::string key;
+    for (size_t i = 0; i < dims.size(); ++i) {
+      key += ShapeToString(dims[i]);
+      if (specialized_ && inputs && Bakeable(*(*inputs)[i])) {
+        key.append(reinterpret_cast<const char*>((*inputs)[i]->raw_bytes()), (*inputs)[i]->byte_size());
+      }
+      key += '|';
+    }
+    return key;
+  }
+
+  // `inputs` (null at creation) are the run's values: a region whose
+  // output shapes depend on input values (a size computed on the host) is
+  // compiled again with its small integer inputs as constants, per value.
+  StatusOr<Compiled*> Compile(const std::vector<std::vector<int64_t>>& dims, const std::vector<const Tensor*>* inputs) {
     for (const auto& d : dims) {
       if (d.size() > kMaxRank) {
         return InvalidArgument(name_, ": an input of rank ", d.size(), "; the NPU's graph arguments have at most ",
                                kMaxRank, " dims");
       }
     }
-    PARITY_ASSIGN_OR_RETURN(std::string bytes, RegionModelBytes(*model_, cut_, *facts_, name_, &dims));
     Compiled compiled;
-    PARITY_ASSIGN_OR_RETURN(compiled.region, CompileRegion(device_, bytes, name_));
+    RegionCut cut = cut_;
+    cut.inputs.clear();
+    std::vector<std::vector<int64_t>> kept_dims;
     std::vector<DataType> types;
-    for (const std::string& in : cut_.inputs) types.push_back(facts_->TypeOf(in).value_or(DataType::kUndefined));
+    std::map<std::string, const Tensor*> constants;
+    for (size_t i = 0; i < cut_.inputs.size(); ++i) {
+      if (specialized_ && inputs && Bakeable(*(*inputs)[i])) {
+        constants[cut_.inputs[i]] = (*inputs)[i];
+        continue;
+      }
+      compiled.kept.push_back(i);
+      cut.inputs.push_back(cut_.inputs[i]);
+      kept_dims.push_back(dims[i]);
+      types.push_back(facts_->TypeOf(cut_.inputs[i]).value_or(DataType::kUndefined));
+    }
+    PARITY_ASSIGN_OR_RETURN(std::string bytes, RegionModelBytes(*model_, cut, *facts_, name_, &kept_dims, &constants));
+    bool dynamic_output = false;
+    StatusOr<CompiledRegion> region = CompileRegion(device_, bytes, name_, &dynamic_output);
+    if (!region.ok()) {
+      const bool can_specialize = inputs && std::any_of(inputs->begin(), inputs->end(),
+                                                         [](const Tensor* t) { return Bakeable(*t); });
+      if (dynamic_output && !specialized_ && can_specialize) {
+        specialized_ = true;
+        return Compile(dims, inputs);
+      }
+      return region.status();
+    }
+    compiled.region = std::move(region).value();
     PARITY_ASSIGN_OR_RETURN(compiled.map,
-                            MapArguments(*compiled.region.graph, cut_.inputs, cut_.outputs, name_, &types, &dims));
-    return &compiled_.emplace(dims, std::move(compiled)).first->second;
+                            MapArguments(*compiled.region.graph, cut.inputs, cut.outputs, name_, &types, &kept_dims));
+    return &compiled_.emplace(Key(dims, inputs), std::move(compiled)).first->second;
   }
-
-  struct Compiled {
-    CompiledRegion region;
-    ArgumentMap map;
-  };
 
   NpuDevice& device_;
   std::shared_ptr<const onnx::ModelProto> model_;
@@ -253,7 +303,8 @@ class NpuRegionNode : public LoweredNode {
   std::shared_ptr<const StaticFacts> facts_;
   std::string name_;
   bool deferred_ = false;
-  std::map<std::vector<std::vector<int64_t>>, Compiled> compiled_;
+  bool specialized_ = false;
+  std::map<std::string, Compiled> compiled_;
 };
 
 // A Compiled call whose blob the driver loads, with no compilation.
@@ -312,7 +363,8 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerBlob(NpuDevice& device, const NodeVi
 }  // namespace
 
 StatusOr<std::string> RegionModelBytes(const onnx::ModelProto& model, const RegionCut& cut, const StaticFacts& facts,
-                                       const std::string& name, const std::vector<std::vector<int64_t>>* input_dims) {
+                                       const std::string& name, const std::vector<std::vector<int64_t>>* input_dims,
+                                       const std::map<std::string, const Tensor*>* constants) {
   onnx::ModelProto out;
   out.set_ir_version(model.ir_version());
   *out.mutable_opset_import() = model.opset_import();
@@ -330,7 +382,16 @@ StatusOr<std::string> RegionModelBytes(const onnx::ModelProto& model, const Regi
     read.insert(outer.begin(), outer.end());
   }
   for (const onnx::TensorProto& init : graph.initializer()) {
-    if (read.count(init.name()) && !inputs.count(init.name())) *g->add_initializer() = init;
+    if (read.count(init.name()) && !inputs.count(init.name()) && !(constants && constants->count(init.name()))) {
+      *g->add_initializer() = init;
+    }
+  }
+  if (constants) {
+    for (const auto& [value, tensor] : *constants) {
+      onnx::TensorProto* init = g->add_initializer();
+      TensorToProto(*tensor, init);
+      init->set_name(value);
+    }
   }
   for (size_t i = 0; i < cut.inputs.size(); ++i) {
     const std::string& in = cut.inputs[i];
@@ -348,12 +409,14 @@ StatusOr<std::string> RegionModelBytes(const onnx::ModelProto& model, const Regi
   return bytes;
 }
 
-StatusOr<CompiledRegion> CompileRegion(NpuDevice& device, const std::string& onnx_bytes, const std::string& name) {
+StatusOr<CompiledRegion> CompileRegion(NpuDevice& device, const std::string& onnx_bytes, const std::string& name,
+                                       bool* dynamic_output) {
   PARITY_ASSIGN_OR_RETURN(std::shared_ptr<ov::Model> model, ReadOnnx(onnx_bytes, name));
   CompiledRegion region;
   try {
     for (const auto& result : model->outputs()) {
       if (result.get_partial_shape().is_dynamic()) {
+        if (dynamic_output) *dynamic_output = true;
         return Internal(name, ": output '", result.get_any_name(), "' has no static shape (",
                         result.get_partial_shape().to_string(), ") although every input has one");
       }

@@ -5,6 +5,7 @@
 // host (adapters/device/partition.h).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,10 +29,13 @@ struct RegionCut {
 
 // The ONNX model of `cut` (graph name `name`), its inputs typed and shaped
 // from `facts`, with `input_dims` (one per input, when given) in place of
-// what the facts know: the NPU compiles static shapes only.
+// what the facts know: the NPU compiles static shapes only. `constants`
+// are values of the graph the model holds as initializers (none of the
+// cut's inputs).
 StatusOr<std::string> RegionModelBytes(const onnx::ModelProto& model, const RegionCut& cut, const StaticFacts& facts,
                                        const std::string& name,
-                                       const std::vector<std::vector<int64_t>>* input_dims = nullptr);
+                                       const std::vector<std::vector<int64_t>>* input_dims = nullptr,
+                                       const std::map<std::string, const Tensor*>* constants = nullptr);
 
 // A region compiled by the driver from the IR of its ONNX model (converted
 // by OpenVINO's ONNX frontend), with the static shapes of its outputs.
@@ -39,7 +43,10 @@ struct CompiledRegion {
   std::unique_ptr<NpuGraph> graph;
   std::vector<Shape> output_shapes;  // in the cut's output order
 };
-StatusOr<CompiledRegion> CompileRegion(NpuDevice& device, const std::string& onnx_bytes, const std::string& name);
+// `dynamic_output` (optional) is set when it failed because an output's
+// shape is not static, although every input's is: it depends on values.
+StatusOr<CompiledRegion> CompileRegion(NpuDevice& device, const std::string& onnx_bytes, const std::string& name,
+                                       bool* dynamic_output = nullptr);
 
 // The lowering for one model, made at session creation.
 StatusOr<std::shared_ptr<const Lowering>> MakeNpuLowering(const LoadedModel& model, NpuDevice& device);
