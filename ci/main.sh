@@ -6,9 +6,10 @@
 # (cases/aliasing/valid, their steps in one session) and the exported models
 # (cases/models/, expected outputs from eager PyTorch) through the
 # CPU adapters, the reference evaluator, ONNX Runtime's CPU execution
-# provider, oneDNN (adapters/onednn/) and OpenVINO (adapters/openvino/), each
-# in worker processes; one run folder per adapter (out/reference/,
-# out/onnxruntime/, out/onednn/, out/openvino/) and one report with them side
+# provider, oneDNN (adapters/onednn/) and OpenVINO (adapters/openvino/), and
+# the Level Zero NPU adapter through its test driver (adapters/level_zero/),
+# each in worker processes; one run folder per adapter (out/reference/,
+# out/onnxruntime/, out/onednn/, out/openvino/, out/level_zero/) and one report with them side
 # by side (out/report/report.html, report.md, junit.xml). An adapter whose
 # library was not built (its vendor package absent) is left out, with a line.
 set -euo pipefail
@@ -43,6 +44,22 @@ for adapter in reference onnxruntime onednn openvino; do
     --expect "adapters/$adapter/expectations/models.json" "${extra[@]}" \
     || status=$?
 done
+# The Level Zero NPU adapter (adapters/level_zero/) through the test driver
+# (no NPU here: adapters/level_zero/test_driver/ compiles the NPU's graphs
+# with OpenVINO's CPU plugin), on the same corpora and the NPU's blob cases.
+if [ -f build/adapters/libparity_adapter_level_zero.so ]; then
+  npu_driver="$root/build/adapters/level_zero/libze_parity_test_npu.so"
+  ZE_ENABLE_ALT_DRIVERS="$npu_driver" .venv/bin/python adapters/level_zero/write_blob_cases.py \
+    --out build/corpus/variants_npu
+  ZE_ENABLE_ALT_DRIVERS="$npu_driver" build/parity run --adapter level_zero --device npu --cases build/corpus/onnx_node \
+    build/corpus/functions build/corpus/variants/valid build/corpus/aliasing/valid cases/models build/corpus/variants_npu \
+    --out out/level_zero --fresh --jobs "$(nproc)" --expect adapters/level_zero/expectations/onnx_node.json \
+    --expect adapters/level_zero/expectations/functions.json --expect adapters/level_zero/expectations/models.json \
+    || status=$?
+  reported+=(out/level_zero)
+else
+  echo "adapters/level_zero: not built (OpenVINO absent from .venv, or no libze-dev): left out"
+fi
 build/parity report "${reported[@]}" --out out/report
 echo "report: out/report/report.html (also report.md, junit.xml); per adapter: out/<adapter>/results.jsonl"
 exit "$status"

@@ -116,8 +116,32 @@ else
   echo "adapters/openvino: libparity_adapter_openvino.so not built (OpenVINO absent from .venv): skipped"
 fi
 
+echo "== the Level Zero NPU adapter (adapters/level_zero/) through its test driver: every corpus, the NPU's blob cases, fallback"
+level_zero_results=()
+if [ -f build/adapters/libparity_adapter_level_zero.so ]; then
+  # The loader takes the test driver (no NPU here); npu_test.py, under
+  # ctest, has checked the runs without it (SKIP) and the injected faults.
+  export ZE_ENABLE_ALT_DRIVERS="$root/build/adapters/level_zero/libze_parity_test_npu.so"
+  .venv/bin/python adapters/level_zero/write_blob_cases.py --out build/corpus/variants_npu
+  level_zero_cases=("${onednn_cases[@]}" build/corpus/variants_npu)
+  build/parity run --adapter level_zero --cases "${level_zero_cases[@]}" --out build/results/level_zero --fresh \
+    --jobs "$(nproc)" --progress quiet --warm-repeats 0 --expect adapters/level_zero/expectations/onnx_node.json \
+    --expect adapters/level_zero/expectations/functions.json --expect adapters/level_zero/expectations/models.json
+  # With fallback forbidden: FALLBACK_REQUIRED exactly for the cases with a
+  # node the driver's layer query left out above, FELL_BACK for none.
+  build/parity run --adapter level_zero --cases "${level_zero_cases[@]}" --out build/results/level_zero-no-fallback \
+    --fresh --jobs "$(nproc)" --progress quiet --warm-repeats 0 --no-fallback > build/results/level_zero-no-fallback.log \
+    || true
+  .venv/bin/python adapters/onednn/fallback_check.py build/results/level_zero build/results/level_zero-no-fallback \
+    --device npu
+  unset ZE_ENABLE_ALT_DRIVERS
+  level_zero_results=(build/results/level_zero)
+else
+  echo "adapters/level_zero: libparity_adapter_level_zero.so not built (OpenVINO absent from .venv, or no libze-dev): skipped"
+fi
+
 build/parity report build/results/reference build/results/onnxruntime build/results/onednn "${openvino_results[@]}" \
-  --out build/results/report
+  "${level_zero_results[@]}" --out build/results/report
 
 if [ "${PARITY_SKIP_SANITIZERS:-0}" != 1 ]; then
   echo "== AddressSanitizer and UndefinedBehaviorSanitizer, and the fuzz targets (one clang build)"

@@ -15,6 +15,7 @@ import run_test_util as util  # noqa: E402
 
 ADAPTER = os.path.join(util.BINARY_DIR, "adapters", "libparity_adapter_level_zero.so")
 DRIVER = os.path.join(util.BINARY_DIR, "adapters", "level_zero", "libze_parity_test_npu.so")
+EXPECTATIONS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "expectations", "onnx_node.json")
 
 # case -> (fault, expected state, text the message must hold). Run in one
 # worker, in this order: the case after the lost device passes.
@@ -79,7 +80,8 @@ class NpuAdapterTest(unittest.TestCase):
     def test_every_driver_fault_ends_in_its_state(self):
         out = os.path.join(self.work, "faults")
         faults = ",".join("%s/*=%s" % (case, fault) for case, (fault, _, _) in FAULTS.items())
-        proc = self.run_parity(out, {"PARITY_ZE_TEST_FAULTS": faults}, "--jobs", "1", "--timeout", "10")
+        proc = self.run_parity(out, {"PARITY_ZE_TEST_FAULTS": faults}, "--jobs", "1", "--timeout", "10",
+                               "--expect", EXPECTATIONS)
         self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)  # FAILs and a TIMEOUT fail the gate
         plan, results, summary = util.read_run(out)
         self.assertEqual(sorted(plan), sorted(results), "every planned case has exactly one result")
@@ -89,8 +91,9 @@ class NpuAdapterTest(unittest.TestCase):
         # The next session after the lost device opens a new context and passes.
         self.assertEqual(results["test_sigmoid_example"]["state"], "PASS", results["test_sigmoid_example"].get("message"))
         for case, r in results.items():
-            if case not in FAULTS:
-                self.assertEqual(r["state"], "PASS", "%s: %s" % (case, r.get("message")))
+            if case not in FAULTS:  # as without faults: passing, or as the expectations say
+                self.assertIn(r["state"], ("PASS", "XFAIL", "MISTRUSTED"), "%s: %s" % (case, r.get("message")))
+                self.assertFalse(r.get("gate_failure"), case)
         self.assertGreaterEqual(summary["worker_restarts"], 1)  # the hang cost its worker
 
     def test_a_malformed_fault_list_is_refused_by_name(self):

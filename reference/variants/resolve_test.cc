@@ -111,6 +111,30 @@ TEST(VariantResolve, OneNodeBecomesTheCall) {
   ExpectSameResults(model, resolved, kXB);
 }
 
+TEST(VariantResolve, AnEntryTheBackendRefusesIsNotEligibleAndTheNextRankedOneIsTaken) {
+  // Two entries for the same Relu: the NPU's first in rank, refused (a blob
+  // its driver cannot load), so the portable one is taken; with no veto the
+  // NPU's wins.
+  onnx::ModelProto model = Model(StrCat(kHeader, R"(
+    g (float[4] x, float[4] b) => (float[4] y) { t = Add (x, b)  y = Relu (t) })"));
+  AddEntry(*model.mutable_graph(), "y = Relu (t)", Target("com.example.npu"));
+  AddEntry(*model.mutable_graph(), "y = Relu (t)");
+  ResolveOptions options;
+  options.targets = {"com.example.npu", kPortableTarget};
+  std::vector<std::string> asked;
+  options.refuse = [&](const VariantEntry& entry) -> std::string {
+    asked.push_back(entry.id);
+    return entry.target == "com.example.npu" ? "its blob is for another compiler" : "";
+  };
+  StatusOr<ResolvedModel> refused = ResolveVariants(Loaded(model), options);
+  ASSERT_TRUE(refused.ok()) << refused.status().ToString();
+  EXPECT_EQ(Reason(*refused, "e0"), "refused by the backend: its blob is for another compiler");
+  EXPECT_EQ(Reason(*refused, "e1"), "selected");
+  EXPECT_EQ(asked, (std::vector<std::string>{"e0", "e1"}));
+  ResolvedModel taken = Resolve(model, {"com.example.npu", kPortableTarget});
+  EXPECT_EQ(Reason(taken, "e0"), "selected");
+  ExpectSameResults(model, *refused, kXB);
+}
 TEST(VariantResolve, ChainBecomesOneFunctionCall) {
   onnx::ModelProto model = Model(StrCat(kHeader, R"(
     g (float[4] x, float[4] b) => (float[4] y) { t = Add (x, b)  u = Relu (t)  y = Neg (u) }
@@ -409,7 +433,7 @@ TEST(VariantResolve, NestedEntryReadingAValueMadeFromItsNodeIsRefused) {
   AddEntry(*model.mutable_graph(), "o = Relu (y)");
   AddEntry(Branch(*model.mutable_graph()->mutable_node(0), "then_branch"), "r = com.example.AbsExtra (x, y)",
            Target("com.example.npu"));
-  const StatusOr<ResolvedModel> resolved = ResolveVariants(Loaded(model), {{kPortableTarget}, {}});
+  const StatusOr<ResolvedModel> resolved = ResolveVariants(Loaded(model), {{kPortableTarget}, {}, {}});
   ASSERT_FALSE(resolved.ok());
   EXPECT_NE(resolved.status().message().find("VAR-NAMES: entry If#0.then_branch/e0"), std::string::npos)
       << resolved.status().message();

@@ -58,7 +58,7 @@ TEST(VariantScope, EntryReadingAValueComputedAfterItsHolderIsRefused) {
   onnx::ModelProto model = Model(kIfBetween);
   AddEntry(Branch(model, 1, "then_branch"), "p = Sub (a, z)");
   ExpectOneProblem(model, "VAR-NAMES: entry If#1.then_branch/e0 (ai.onnx:Sub)", {"'z'", "'Add#2'", "'If#1'"});
-  EXPECT_FALSE(ResolveVariants(Loaded(model), {{"portable"}, {}}).ok());
+  EXPECT_FALSE(ResolveVariants(Loaded(model), {{"portable"}, {}, {}}).ok());
 }
 
 TEST(VariantScope, EntryReadingItsHoldersOwnOutputIsRefused) {
@@ -118,7 +118,7 @@ TEST(VariantScope, EntriesNestedInAnEntryAttributeAreRefusedWithIt) {
   const std::vector<Status> problems = Validate(model);
   EXPECT_FALSE(WithRule(problems, kRuleCall).empty()) << Joined(problems);
   EXPECT_NE(Joined(problems).find("'body' carries a subgraph"), std::string::npos) << Joined(problems);
-  EXPECT_FALSE(ResolveVariants(Loaded(model), {{"portable"}, {}}).ok());
+  EXPECT_FALSE(ResolveVariants(Loaded(model), {{"portable"}, {}, {}}).ok());
 }
 
 TEST(VariantScope, AttributeGivenTwiceIsRefused) {
@@ -160,7 +160,7 @@ TEST(VariantScope, EntryInAFunctionBodyIsRefused) {
   EXPECT_EQ(problems[0].message().rfind("VAR-PLACE: function 'com.example:F' holds 1 entry in graph 'F/If#0.then_branch'", 0),
             0u)
       << problems[0].message();
-  EXPECT_FALSE(ResolveVariants(Loaded(model), {{"portable"}, {}}).ok());
+  EXPECT_FALSE(ResolveVariants(Loaded(model), {{"portable"}, {}, {}}).ok());
   // Stripping removes them like any other entry.
   const onnx::ModelProto stripped = StripVariants(model);
   EXPECT_FALSE(HasVariants(stripped));
