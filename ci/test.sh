@@ -124,14 +124,17 @@ if [ -f build/adapters/libparity_adapter_level_zero.so ]; then
   export ZE_ENABLE_ALT_DRIVERS="$root/build/adapters/level_zero/libze_parity_test_npu.so"
   .venv/bin/python adapters/level_zero/write_blob_cases.py --out build/corpus/variants_npu
   level_zero_cases=("${onednn_cases[@]}" build/corpus/variants_npu)
+  level_zero_expect=(--expect adapters/level_zero/expectations/onnx_node.json
+    --expect adapters/level_zero/expectations/functions.json --expect adapters/level_zero/expectations/models.json)
   build/parity run --adapter level_zero --cases "${level_zero_cases[@]}" --out build/results/level_zero --fresh \
-    --jobs "$(nproc)" --progress quiet --warm-repeats 0 --expect adapters/level_zero/expectations/onnx_node.json \
-    --expect adapters/level_zero/expectations/functions.json --expect adapters/level_zero/expectations/models.json
+    --jobs "$(nproc)" --progress quiet --warm-repeats 0 "${level_zero_expect[@]}"
   # With fallback forbidden: FALLBACK_REQUIRED exactly for the cases with a
   # node the driver's layer query left out above, FELL_BACK for none.
+  # (The expectations make the cases that run wholly on the NPU end as they
+  # did above; those that fell back are refused, so that run's gate fails.)
   build/parity run --adapter level_zero --cases "${level_zero_cases[@]}" --out build/results/level_zero-no-fallback \
-    --fresh --jobs "$(nproc)" --progress quiet --warm-repeats 0 --no-fallback > build/results/level_zero-no-fallback.log \
-    || true
+    --fresh --jobs "$(nproc)" --progress quiet --warm-repeats 0 --no-fallback "${level_zero_expect[@]}" \
+    > build/results/level_zero-no-fallback.log || true
   .venv/bin/python adapters/onednn/fallback_check.py build/results/level_zero build/results/level_zero-no-fallback \
     --device npu
   unset ZE_ENABLE_ALT_DRIVERS

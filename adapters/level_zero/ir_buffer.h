@@ -20,31 +20,27 @@ struct IrParts {
   std::string_view weights;
 };
 
-namespace ir_buffer_detail {
-inline void PutU16(std::string& out, uint16_t v) {
-  for (int i = 0; i < 2; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-inline void PutU64(std::string& out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+// Little-endian integers of `bytes` bytes, as the IR buffer and the test
+// driver's native blob hold them.
+inline void PutLe(std::string& out, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
 inline uint64_t GetLe(const uint8_t* p, int bytes) {
   uint64_t v = 0;
   for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
   return v;
 }
-}  // namespace ir_buffer_detail
 
 // The buffer for `xml` and `weights`, for a driver whose compiler is `compiler`.
 inline std::string WriteIrBuffer(pze_graph_compiler_version compiler, std::string_view xml,
                                  std::string_view weights) {
-  using namespace ir_buffer_detail;
   std::string out;
   out.reserve(4 + 8 + xml.size() + 8 + weights.size());
-  PutU16(out, compiler.major);
-  PutU16(out, compiler.minor);
-  PutU64(out, xml.size());
+  PutLe(out, compiler.major, 2);
+  PutLe(out, compiler.minor, 2);
+  PutLe(out, xml.size(), 8);
   out.append(xml);
-  PutU64(out, weights.size());
+  PutLe(out, weights.size(), 8);
   out.append(weights);
   return out;
 }
@@ -52,7 +48,6 @@ inline std::string WriteIrBuffer(pze_graph_compiler_version compiler, std::strin
 // The parts of a buffer (views into it), or nullopt when its sizes do not
 // fit its length.
 inline std::optional<IrParts> ReadIrBuffer(const uint8_t* data, size_t size) {
-  using namespace ir_buffer_detail;
   if (!data || size < 4 + 8) return std::nullopt;
   IrParts parts;
   parts.compiler.major = static_cast<uint16_t>(GetLe(data, 2));

@@ -18,6 +18,7 @@
 #include <openvino/openvino.hpp>
 
 #include "adapters/openvino/onnx_model.h"
+#include "adapters/openvino/ov_config.h"
 #include "adapters/openvino/ov_errors.h"
 #include "adapters/openvino/ov_tensors.h"
 #include "adapters/reference/host_settings.h"
@@ -115,23 +116,11 @@ parity_status* FromOv(OvStep step, const std::exception& e, const std::string& n
   return MakeStatus(failure.code, std::move(failure.message));
 }
 
-// What compile_model and query_model are given: float32 inference (no
-// silent bfloat16 or float16; a model typed in 16 bits keeps its types at
-// its inputs and outputs), no dynamic quantization of activations, one
-// stream, no core pinning (workers run side by side), and the threads that
-// `parity run --threads` passes in PARITY_THREADS.
+// What compile_model and query_model are given (ov_config.h), with the
+// threads that `parity run --threads` passes in PARITY_THREADS.
 ov::AnyMap CompileConfig() {
-  ov::AnyMap config{
-      ov::hint::inference_precision(ov::element::f32),
-      ov::hint::performance_mode(ov::hint::PerformanceMode::LATENCY),
-      ov::num_streams(1),
-      ov::hint::enable_cpu_pinning(false),
-      ov::hint::dynamic_quantization_group_size(0),
-  };
-  if (const std::optional<int64_t> threads = HostNumber("PARITY_THREADS", 1024)) {
-    config.insert(ov::inference_num_threads(static_cast<int32_t>(*threads)));
-  }
-  return config;
+  const std::optional<int64_t> threads = HostNumber("PARITY_THREADS", 1024);
+  return Float32CpuConfig(threads ? std::optional<int32_t>(static_cast<int32_t>(*threads)) : std::nullopt);
 }
 
 double MsSince(std::chrono::steady_clock::time_point start) {

@@ -250,28 +250,6 @@ ze_result_t DeviceGetMemoryProperties(ze_device_handle_t device, uint32_t* count
 
 // --- Context -------------------------------------------------------------------------------------
 
-template <typename T, typename Handle>
-ze_result_t Make(Kind kind, T* object, Handle* out) {
-  RegisterHandle(object, kind);
-  *out = reinterpret_cast<Handle>(object);
-  return ZE_RESULT_SUCCESS;
-}
-
-template <typename T>
-ze_result_t Destroy(const void* handle, Kind kind) {
-  T* object = Lookup<T>(handle, kind);
-  if (!object) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  UnregisterHandle(object);
-  // Contexts, queues and event pools are parents that children point to
-  // (a fence to its queue, a queue to its context): a caller that destroys
-  // the parent first must not make the child read freed memory, so parents
-  // are retired (a few bytes each), never freed.
-  if constexpr (!std::is_same_v<T, Context> && !std::is_same_v<T, CommandQueue> && !std::is_same_v<T, EventPool>) {
-    delete object;
-  }
-  return ZE_RESULT_SUCCESS;
-}
-
 ze_result_t ContextCreate(ze_driver_handle_t driver, const ze_context_desc_t* desc, ze_context_handle_t* out) {
   if (!IsDriver(driver)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!desc || !out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -451,22 +429,33 @@ ze_result_t FenceCreate(ze_command_queue_handle_t hQueue, const ze_fence_desc_t*
 
 ze_result_t FenceDestroy(ze_fence_handle_t fence) { return Destroy<Fence>(fence, Kind::kFence); }
 
-ze_result_t FenceHostSynchronize(ze_fence_handle_t hFence, uint64_t timeout) {
-  Fence* fence = Lookup<Fence>(hFence, Kind::kFence);
-  if (!fence) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  if (fence->queue->context->lost) return ZE_RESULT_ERROR_DEVICE_LOST;
-  return WaitFor([fence] { return fence->signalled.load(); }, timeout);
+// Fences and events alike: a flag the host waits for, sets or clears, on a
+// context that may be lost.
+Context* OwnerOf(const Fence* fence) { return fence->queue->context; }
+Context* OwnerOf(const Event* event) { return event->pool->context; }
+
+template <typename T>
+ze_result_t WaitSignal(const void* handle, Kind kind, uint64_t timeout) {
+  T* object = Lookup<T>(handle, kind);
+  if (!object) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (OwnerOf(object)->lost) return ZE_RESULT_ERROR_DEVICE_LOST;
+  return WaitFor([object] { return object->signalled.load(); }, timeout);
 }
 
-ze_result_t FenceQueryStatus(ze_fence_handle_t hFence) { return FenceHostSynchronize(hFence, 0); }
-
-ze_result_t FenceReset(ze_fence_handle_t hFence) {
-  Fence* fence = Lookup<Fence>(hFence, Kind::kFence);
-  if (!fence) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  if (fence->queue->context->lost) return ZE_RESULT_ERROR_DEVICE_LOST;
-  fence->signalled = false;
+template <typename T>
+ze_result_t SetSignal(const void* handle, Kind kind, bool value) {
+  T* object = Lookup<T>(handle, kind);
+  if (!object) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (OwnerOf(object)->lost) return ZE_RESULT_ERROR_DEVICE_LOST;
+  object->signalled = value;
   return ZE_RESULT_SUCCESS;
 }
+
+ze_result_t FenceHostSynchronize(ze_fence_handle_t fence, uint64_t timeout) {
+  return WaitSignal<Fence>(fence, Kind::kFence, timeout);
+}
+ze_result_t FenceQueryStatus(ze_fence_handle_t fence) { return WaitSignal<Fence>(fence, Kind::kFence, 0); }
+ze_result_t FenceReset(ze_fence_handle_t fence) { return SetSignal<Fence>(fence, Kind::kFence, false); }
 
 // --- Events --------------------------------------------------------------------------------------------------
 
@@ -501,30 +490,12 @@ ze_result_t EventCreate(ze_event_pool_handle_t hPool, const ze_event_desc_t* des
 
 ze_result_t EventDestroy(ze_event_handle_t event) { return Destroy<Event>(event, Kind::kEvent); }
 
-ze_result_t EventHostSignal(ze_event_handle_t hEvent) {
-  Event* event = Lookup<Event>(hEvent, Kind::kEvent);
-  if (!event) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  if (event->pool->context->lost) return ZE_RESULT_ERROR_DEVICE_LOST;
-  event->signalled = true;
-  return ZE_RESULT_SUCCESS;
+ze_result_t EventHostSignal(ze_event_handle_t event) { return SetSignal<Event>(event, Kind::kEvent, true); }
+ze_result_t EventHostSynchronize(ze_event_handle_t event, uint64_t timeout) {
+  return WaitSignal<Event>(event, Kind::kEvent, timeout);
 }
-
-ze_result_t EventHostSynchronize(ze_event_handle_t hEvent, uint64_t timeout) {
-  Event* event = Lookup<Event>(hEvent, Kind::kEvent);
-  if (!event) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  if (event->pool->context->lost) return ZE_RESULT_ERROR_DEVICE_LOST;
-  return WaitFor([event] { return event->signalled.load(); }, timeout);
-}
-
-ze_result_t EventQueryStatus(ze_event_handle_t hEvent) { return EventHostSynchronize(hEvent, 0); }
-
-ze_result_t EventHostReset(ze_event_handle_t hEvent) {
-  Event* event = Lookup<Event>(hEvent, Kind::kEvent);
-  if (!event) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  if (event->pool->context->lost) return ZE_RESULT_ERROR_DEVICE_LOST;
-  event->signalled = false;
-  return ZE_RESULT_SUCCESS;
-}
+ze_result_t EventQueryStatus(ze_event_handle_t event) { return WaitSignal<Event>(event, Kind::kEvent, 0); }
+ze_result_t EventHostReset(ze_event_handle_t event) { return SetSignal<Event>(event, Kind::kEvent, false); }
 
 // --- Memory ---------------------------------------------------------------------------------------------------
 

@@ -19,6 +19,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <level_zero/ze_api.h>
@@ -123,6 +124,29 @@ bool IsHandle(const void* handle, Kind kind);
 template <typename T>
 T* Lookup(const void* handle, Kind kind) {
   return handle && IsHandle(handle, kind) ? static_cast<T*>(const_cast<void*>(handle)) : nullptr;
+}
+
+// A new object's handle, registered.
+template <typename T, typename Handle>
+ze_result_t Make(Kind kind, T* object, Handle* out) {
+  RegisterHandle(object, kind);
+  *out = reinterpret_cast<Handle>(object);
+  return ZE_RESULT_SUCCESS;
+}
+
+template <typename T>
+ze_result_t Destroy(const void* handle, Kind kind) {
+  T* object = Lookup<T>(handle, kind);
+  if (!object) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  UnregisterHandle(object);
+  // Contexts, queues and event pools are parents that children point to
+  // (a fence to its queue, a queue to its context): a caller that destroys
+  // the parent first must not make the child read freed memory, so parents
+  // are retired (a few bytes each), never freed.
+  if constexpr (!std::is_same_v<T, Context> && !std::is_same_v<T, CommandQueue> && !std::is_same_v<T, EventPool>) {
+    delete object;
+  }
+  return ZE_RESULT_SUCCESS;
 }
 
 // Appends `command` to an open command list of a live context, with its

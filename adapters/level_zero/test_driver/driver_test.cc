@@ -411,19 +411,26 @@ TEST(TestNpuDriver, RefusesCorruptBlobsAndOtherCompilers) {
   EXPECT_EQ(zeContextDestroy(context), ZE_RESULT_SUCCESS);
 }
 
+// The layer query's answer for `ir`, and the query (to destroy), or "" on a failure the test reports.
+std::string SupportedLayers(const Npu& npu, ze_context_handle_t context, const std::string& ir,
+                            pze_graph_query_handle_t* query) {
+  pze_graph_desc desc{PZE_STRUCTURE_TYPE_GRAPH_DESC, nullptr, PZE_GRAPH_FORMAT_IR, ir.size(),
+                      reinterpret_cast<const uint8_t*>(ir.data()), nullptr};
+  EXPECT_EQ(npu.ddi->pfnQueryNetworkCreate(context, npu.device, &desc, query), ZE_RESULT_SUCCESS);
+  size_t size = 0;
+  EXPECT_EQ(npu.ddi->pfnQueryNetworkGetSupportedLayers(*query, &size, nullptr), ZE_RESULT_SUCCESS);
+  std::string layers(size, '\0');
+  EXPECT_EQ(npu.ddi->pfnQueryNetworkGetSupportedLayers(*query, &size, layers.data()), ZE_RESULT_SUCCESS);
+  layers.resize(std::strlen(layers.c_str()));
+  return layers;
+}
+
 TEST(TestNpuDriver, QueryListsTheLayersItRuns) {
   ASSERT_NPU();
   ze_context_handle_t context = NewContext(npu);
   const std::string ir = IrBuffer(TestModel());
-  pze_graph_desc desc{PZE_STRUCTURE_TYPE_GRAPH_DESC, nullptr, PZE_GRAPH_FORMAT_IR, ir.size(),
-                      reinterpret_cast<const uint8_t*>(ir.data()), nullptr};
   pze_graph_query_handle_t query = nullptr;
-  ASSERT_EQ(npu.ddi->pfnQueryNetworkCreate(context, npu.device, &desc, &query), ZE_RESULT_SUCCESS);
-  size_t size = 0;
-  ASSERT_EQ(npu.ddi->pfnQueryNetworkGetSupportedLayers(query, &size, nullptr), ZE_RESULT_SUCCESS);
-  std::string layers(size, '\0');
-  ASSERT_EQ(npu.ddi->pfnQueryNetworkGetSupportedLayers(query, &size, layers.data()), ZE_RESULT_SUCCESS);
-  layers.resize(std::strlen(layers.c_str()));
+  const std::string layers = SupportedLayers(npu, context, ir, &query);
   EXPECT_EQ(layers, "add;scale;mul;softmax");
   EXPECT_EQ(npu.ddi->pfnQueryNetworkDestroy(query), ZE_RESULT_SUCCESS);
   EXPECT_EQ(npu.ddi->pfnQueryNetworkDestroy(query), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
@@ -509,15 +516,8 @@ TEST(ChildUnsupported, QueryAndCreate) {
   ASSERT_NPU();
   ze_context_handle_t context = NewContext(npu);
   const std::string ir = IrBuffer(TestModel());
-  pze_graph_desc desc{PZE_STRUCTURE_TYPE_GRAPH_DESC, nullptr, PZE_GRAPH_FORMAT_IR, ir.size(),
-                      reinterpret_cast<const uint8_t*>(ir.data()), nullptr};
   pze_graph_query_handle_t query = nullptr;
-  ASSERT_EQ(npu.ddi->pfnQueryNetworkCreate(context, npu.device, &desc, &query), ZE_RESULT_SUCCESS);
-  size_t size = 0;
-  ASSERT_EQ(npu.ddi->pfnQueryNetworkGetSupportedLayers(query, &size, nullptr), ZE_RESULT_SUCCESS);
-  std::string layers(size, '\0');
-  ASSERT_EQ(npu.ddi->pfnQueryNetworkGetSupportedLayers(query, &size, layers.data()), ZE_RESULT_SUCCESS);
-  layers.resize(std::strlen(layers.c_str()));
+  const std::string layers = SupportedLayers(npu, context, ir, &query);
   EXPECT_EQ(layers, "add;scale;mul");
   npu.ddi->pfnQueryNetworkDestroy(query);
 

@@ -13,6 +13,7 @@
 #include "adapters/level_zero/ir_buffer.h"
 #include "adapters/level_zero/test_driver/driver.h"
 #include "adapters/level_zero/test_driver/native_blob.h"
+#include "adapters/openvino/ov_config.h"
 
 namespace parity::ze_test_driver {
 
@@ -55,19 +56,10 @@ ov::Core& Core() {
   return *core;
 }
 
-// The adapters' compile settings (adapters/openvino/adapter.cc): float32
-// inference, one stream, no pinning, PARITY_THREADS threads when set.
+// The OpenVINO adapter's compile settings (adapters/openvino/ov_config.h).
 ov::AnyMap CompileConfig() {
-  ov::AnyMap config{
-      ov::hint::inference_precision(ov::element::f32),
-      ov::hint::performance_mode(ov::hint::PerformanceMode::LATENCY),
-      ov::num_streams(1),
-      ov::hint::enable_cpu_pinning(false),
-  };
-  if (const std::optional<int> threads = CurrentConfig().threads) {
-    config.insert(ov::inference_num_threads(*threads));
-  }
-  return config;
+  const std::optional<int> threads = CurrentConfig().threads;
+  return adapters::openvino::Float32CpuConfig(threads ? std::optional<int32_t>(*threads) : std::nullopt);
 }
 
 std::optional<pze_graph_precision> PrecisionOf(const ov::element::Type& type) {
@@ -312,19 +304,10 @@ ze_result_t GraphCreate(ze_context_handle_t hContext, ze_device_handle_t device,
   if (failure.code != ZE_RESULT_SUCCESS) return fail(failure);
   graph->log = "graph '" + graph->name + "' compiled by OpenVINO's CPU plugin";
   t_last_build_log = graph->log;
-  Graph* raw = graph.release();
-  RegisterHandle(raw, Kind::kGraph);
-  *out = reinterpret_cast<pze_graph_handle_t>(raw);
-  return ZE_RESULT_SUCCESS;
+  return Make(Kind::kGraph, graph.release(), out);
 }
 
-ze_result_t GraphDestroy(pze_graph_handle_t hGraph) {
-  Graph* graph = Lookup<Graph>(hGraph, Kind::kGraph);
-  if (!graph) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  UnregisterHandle(graph);
-  delete graph;
-  return ZE_RESULT_SUCCESS;
-}
+ze_result_t GraphDestroy(pze_graph_handle_t graph) { return Destroy<Graph>(graph, Kind::kGraph); }
 
 ze_result_t GraphGetProperties(pze_graph_handle_t hGraph, pze_graph_properties* properties) {
   Graph* graph = Lookup<Graph>(hGraph, Kind::kGraph);
@@ -450,19 +433,10 @@ ze_result_t QueryCreate(ze_context_handle_t hContext, ze_device_handle_t device,
     if (!query->layers.empty()) query->layers += ';';
     query->layers += node->get_friendly_name();
   }
-  Query* raw = query.release();
-  RegisterHandle(raw, Kind::kQuery);
-  *out = reinterpret_cast<pze_graph_query_handle_t>(raw);
-  return ZE_RESULT_SUCCESS;
+  return Make(Kind::kQuery, query.release(), out);
 }
 
-ze_result_t QueryDestroy(pze_graph_query_handle_t hQuery) {
-  Query* query = Lookup<Query>(hQuery, Kind::kQuery);
-  if (!query) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  UnregisterHandle(query);
-  delete query;
-  return ZE_RESULT_SUCCESS;
-}
+ze_result_t QueryDestroy(pze_graph_query_handle_t query) { return Destroy<Query>(query, Kind::kQuery); }
 
 ze_result_t QuerySupportedLayers(pze_graph_query_handle_t hQuery, size_t* size, char* layers) {
   Query* query = Lookup<Query>(hQuery, Kind::kQuery);

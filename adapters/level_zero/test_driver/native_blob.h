@@ -16,9 +16,13 @@
 #include <string>
 #include <string_view>
 
+#include "adapters/level_zero/ir_buffer.h"
 #include "adapters/level_zero/ze_graph_ext.h"
 
 namespace parity::ze_test_driver {
+
+using adapters::level_zero::GetLe;
+using adapters::level_zero::PutLe;
 
 inline constexpr char kNativeBlobMagic[6] = {'P', 'Z', 'E', 'N', 'P', 'U'};
 inline constexpr uint16_t kNativeBlobFormat = 1;
@@ -30,27 +34,16 @@ struct NativeBlob {
   std::string_view payload;  // a view into the bytes read
 };
 
-namespace native_blob_detail {
-inline void Put(std::string& out, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-inline uint64_t Get(const uint8_t* p, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
-  return v;
-}
-}  // namespace native_blob_detail
 
 inline std::string WriteNativeBlob(pze_graph_compiler_version compiler, std::string_view name,
                                    std::string_view payload) {
-  using native_blob_detail::Put;
   std::string out(kNativeBlobMagic, sizeof kNativeBlobMagic);
-  Put(out, kNativeBlobFormat, 2);
-  Put(out, compiler.major, 2);
-  Put(out, compiler.minor, 2);
-  Put(out, name.size(), 4);
+  PutLe(out, kNativeBlobFormat, 2);
+  PutLe(out, compiler.major, 2);
+  PutLe(out, compiler.minor, 2);
+  PutLe(out, name.size(), 4);
   out.append(name);
-  Put(out, payload.size(), 8);
+  PutLe(out, payload.size(), 8);
   out.append(payload);
   return out;
 }
@@ -58,7 +51,6 @@ inline std::string WriteNativeBlob(pze_graph_compiler_version compiler, std::str
 // Reads the header and checks the sizes; the caller checks the format and
 // compiler versions. False with `error` saying what is wrong otherwise.
 inline bool ReadNativeBlob(const uint8_t* data, size_t size, NativeBlob* blob, std::string* error) {
-  using native_blob_detail::Get;
   constexpr size_t kFixed = 6 + 2 + 4 + 4;
   if (!data || size < kFixed + 8) {
     *error = "the blob has " + std::to_string(size) + " bytes, fewer than the smallest blob's header (24)";
@@ -68,17 +60,17 @@ inline bool ReadNativeBlob(const uint8_t* data, size_t size, NativeBlob* blob, s
     *error = "the blob does not start with \"PZENPU\": it is not a blob of the ONNX Parity test NPU driver";
     return false;
   }
-  blob->format = static_cast<uint16_t>(Get(data + 6, 2));
-  blob->compiler.major = static_cast<uint16_t>(Get(data + 8, 2));
-  blob->compiler.minor = static_cast<uint16_t>(Get(data + 10, 2));
-  const uint64_t name_size = Get(data + 12, 4);
+  blob->format = static_cast<uint16_t>(GetLe(data + 6, 2));
+  blob->compiler.major = static_cast<uint16_t>(GetLe(data + 8, 2));
+  blob->compiler.minor = static_cast<uint16_t>(GetLe(data + 10, 2));
+  const uint64_t name_size = GetLe(data + 12, 4);
   if (name_size > size - kFixed - 8) {
     *error = "the blob's graph name length (" + std::to_string(name_size) + ") runs past its end";
     return false;
   }
   blob->name.assign(reinterpret_cast<const char*>(data + kFixed), static_cast<size_t>(name_size));
   const size_t at = kFixed + static_cast<size_t>(name_size);
-  const uint64_t payload_size = Get(data + at, 8);
+  const uint64_t payload_size = GetLe(data + at, 8);
   if (payload_size != size - at - 8) {
     *error = "the blob's payload length (" + std::to_string(payload_size) + ") does not match the " +
              std::to_string(size - at - 8) + " bytes after its header";
