@@ -15,6 +15,7 @@
 #include <level_zero/ze_ddi.h>
 #include <openvino/core/version.hpp>
 
+#include "adapters/level_zero/test_driver/ddi_table.h"
 #include "adapters/level_zero/test_driver/driver.h"
 
 namespace parity::ze_test_driver {
@@ -555,16 +556,6 @@ ze_result_t MemGetAllocProperties(ze_context_handle_t hContext, const void* ptr,
   properties->type = it->second.type;
   properties->id = it->second.id;
   if (device && it->second.type != ZE_MEMORY_TYPE_HOST) *device = DeviceHandle();
-  return ZE_RESULT_SUCCESS;
-}
-
-// Every table request is checked the same way: a major version the driver
-// knows, a table to fill.
-template <typename Table>
-ze_result_t CheckTable(ze_api_version_t version, Table* table) {
-  if (!table) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-  if (ZE_MAJOR_VERSION(version) != ZE_MAJOR_VERSION(ZE_API_VERSION_CURRENT)) return ZE_RESULT_ERROR_UNSUPPORTED_VERSION;
-  std::memset(table, 0, sizeof *table);
   return ZE_RESULT_SUCCESS;
 }
 

@@ -2,27 +2,15 @@
 // modules, kernels, tools, sysman): the loader accepts a driver only if it
 // exports every ze/zet/zes *ProcAddrTable function, so each is here, with
 // every slot null. The implemented tables are at the end of core_api.cc.
-#include <cstring>
-
 #include <level_zero/ze_ddi.h>
 #include <level_zero/zes_ddi.h>
 #include <level_zero/zet_ddi.h>
 
-namespace {
+#include "adapters/level_zero/test_driver/ddi_table.h"
 
-template <typename Table>
-ze_result_t EmptyTable(ze_api_version_t version, Table* table) {
-  if (!table) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-  if (ZE_MAJOR_VERSION(version) != ZE_MAJOR_VERSION(ZE_API_VERSION_CURRENT)) return ZE_RESULT_ERROR_UNSUPPORTED_VERSION;
-  std::memset(table, 0, sizeof *table);
-  return ZE_RESULT_SUCCESS;
-}
-
-}  // namespace
-
-#define PARITY_EMPTY_TABLE(function, table_type)                                          \
+#define PARITY_EMPTY_TABLE(function, table_type)                                                         \
   extern "C" ZE_DLLEXPORT ze_result_t ZE_APICALL function(ze_api_version_t version, table_type* table) { \
-    return EmptyTable(version, table);                                                    \
+    return parity::ze_test_driver::CheckTable(version, table);                                           \
   }
 
 PARITY_EMPTY_TABLE(zeGetDeviceExpProcAddrTable, ze_device_exp_dditable_t)
