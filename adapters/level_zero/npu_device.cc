@@ -366,7 +366,7 @@ NpuGraph::~NpuGraph() {
   if (fence_) a.FenceDestroy(fence_);
   if (list_) a.CommandListDestroy(list_);
   for (Argument& arg : arguments_) {
-    if (arg.memory) a.MemFree(device_->context(), arg.memory);
+    if (arg.memory) a.MemFree(context_, arg.memory);
   }
   if (handle_) device_->graph_ddi().pfnDestroy(handle_);
 }
@@ -395,7 +395,7 @@ Status NpuGraph::Prepare() {
     arg.bytes = static_cast<size_t>(count) * StorageSize(arg.type);
     ze_host_mem_alloc_desc_t host{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
     PARITY_RETURN_IF_ERROR(device_->Check(
-        a.MemAllocHost(device_->context(), &host, std::max<size_t>(arg.bytes, 1), 64, &arg.memory),
+        a.MemAllocHost(context_, &host, std::max<size_t>(arg.bytes, 1), 64, &arg.memory),
         StrCat("allocating argument '", arg.name, "'"), name_));
     PARITY_RETURN_IF_ERROR(
         device_->Check(ddi.pfnSetArgumentValue(handle_, i, arg.memory), StrCat("binding argument '", arg.name, "'"), name_));
@@ -403,7 +403,7 @@ Status NpuGraph::Prepare() {
   }
   ze_command_list_desc_t list_desc{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, 0, 0};
   PARITY_RETURN_IF_ERROR(device_->Check(
-      a.CommandListCreate(device_->context(), device_->device(), &list_desc, &list_), "zeCommandListCreate", name_));
+      a.CommandListCreate(context_, device_->device(), &list_desc, &list_), "zeCommandListCreate", name_));
   PARITY_RETURN_IF_ERROR(device_->Check(ddi.pfnAppendGraphInitialize(list_, handle_, nullptr, 0, nullptr),
                                         "initializing the graph", name_));
   PARITY_RETURN_IF_ERROR(device_->Check(ddi.pfnAppendGraphExecute(list_, handle_, nullptr, nullptr, 0, nullptr),

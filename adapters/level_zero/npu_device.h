@@ -114,10 +114,13 @@ class NpuGraph {
  private:
   friend class NpuDevice;
   NpuGraph(NpuDevice* device, pze_graph_handle_t handle, std::string name)
-      : device_(device), handle_(handle), name_(std::move(name)) {}
+      : device_(device), context_(device->context()), handle_(handle), name_(std::move(name)) {}
   Status Prepare();
 
   NpuDevice* device_;
+  // The context the graph's memory and list belong to: after a device loss
+  // the device opens a new one, and this graph's are freed in their own.
+  ze_context_handle_t context_;
   pze_graph_handle_t handle_;
   std::string name_;
   std::vector<Argument> arguments_;
