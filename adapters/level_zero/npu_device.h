@@ -105,6 +105,7 @@ class NpuGraph {
 
   ~NpuGraph();
   const std::vector<Argument>& arguments() const { return arguments_; }
+  const std::string& name() const { return name_; }
   // Copies `inputs` (one per input argument, in argument order) in, runs
   // the graph, and returns the outputs in argument order.
   StatusOr<std::vector<Tensor>> Run(const std::vector<const Tensor*>& inputs);

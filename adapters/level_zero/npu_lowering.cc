@@ -176,7 +176,13 @@ StatusOr<std::vector<Value>> RunMapped(NpuGraph& graph, const ArgumentMap& map,
   PARITY_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, graph.Run(inputs));
   std::vector<Value> values;
   for (size_t k = 0; k < map.outputs.size(); ++k) {
-    values.push_back(Value::FromTensor(outputs[map.outputs[k]].Reshaped(shapes[k])));
+    const Tensor& out = outputs[map.outputs[k]];
+    // The shape comes from the model (a blob's value_info), the data from the driver.
+    if (Elements(shapes[k]) != out.size()) {
+      return InvalidModel(graph.name(), ": output ", k, " has ", out.size(), " elements from the NPU, but its shape ",
+                          ShapeToString(shapes[k]), " holds ", Elements(shapes[k]));
+    }
+    values.push_back(Value::FromTensor(out.Reshaped(shapes[k])));
   }
   return values;
 }

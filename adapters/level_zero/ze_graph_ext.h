@@ -3,8 +3,8 @@
  * level-zero-npu-extensions, "ZE_extension_graph", versions 1.0 to 1.4),
  * since no package of this machine ships its header. The names are the
  * project's own; the layout of every structure and of the function table is
- * the specification's, so the adapter's code runs against a production NPU
- * driver and against adapters/level_zero/test_driver/ alike.
+ * the specification's, so that the same code can run against a production
+ * NPU driver; it has run against adapters/level_zero/test_driver/ only.
  *
  * How a driver offers it: zeDriverGetExtensionProperties lists an extension
  * named "ZE_extension_graph_1_<minor>" (PZE_GRAPH_EXT_NAME_1_4 below) with its
