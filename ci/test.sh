@@ -128,6 +128,11 @@ if [ -f build/adapters/libparity_adapter_level_zero.so ]; then
     --expect adapters/level_zero/expectations/functions.json --expect adapters/level_zero/expectations/models.json)
   build/parity run --adapter level_zero --cases "${level_zero_cases[@]}" --out build/results/level_zero --fresh \
     --jobs "$(nproc)" --progress quiet --warm-repeats 0 "${level_zero_expect[@]}"
+  # A driver that did not load would make every case SKIP, which no gate counts.
+  if grep -q '"state":"SKIP"' build/results/level_zero/results.jsonl; then
+    echo "adapters/level_zero: cases ended SKIP: the test driver did not load" >&2
+    exit 1
+  fi
   # With fallback forbidden: FALLBACK_REQUIRED exactly for the cases with a
   # node the driver's layer query left out above, FELL_BACK for none.
   # (The expectations make the cases that run wholly on the NPU end as they
