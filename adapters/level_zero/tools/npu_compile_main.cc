@@ -22,6 +22,7 @@
 #include "adapters/level_zero/npu_device.h"
 #include "adapters/level_zero/npu_lowering.h"
 #include "reference/model/graph.h"
+#include "reference/model/graph_index.h"
 #include "reference/model/loader.h"
 #include "reference/model/static_facts.h"
 #include "reference/variants/variants.h"
@@ -45,36 +46,28 @@ std::vector<std::string> Split(const std::string& text, char sep) {
 }
 
 // The nodes that compute `cut.outputs` from `cut.inputs` and the graph's
-// constants, in graph order; an error when the walk reaches a graph input
-// the cut does not list.
+// constants (the variant rules' region, GraphIndex::FindRegion), in graph
+// order; an error when the walk reaches a graph input the cut does not list.
 Status FindRegion(const onnx::GraphProto& graph, RegionCut& cut) {
-  std::map<std::string, int> producer;
-  for (int i = 0; i < graph.node_size(); ++i) {
-    for (const std::string& out : graph.node(i).output()) producer[out] = i;
+  graph::GraphIndex index(graph);
+  std::vector<int32_t> inputs, outputs;
+  for (const std::string& in : cut.inputs) inputs.push_back(index.Find(in));
+  for (const std::string& out : cut.outputs) {
+    const int32_t id = index.Find(out);
+    if (id < 0 || index.producer(id) < 0) return InvalidArgument("no node of the graph makes '", out, "'");
+    outputs.push_back(id);
   }
-  std::set<std::string> stop(cut.inputs.begin(), cut.inputs.end());
-  std::set<int> nodes;
-  std::vector<std::string> todo(cut.outputs.begin(), cut.outputs.end());
-  while (!todo.empty()) {
-    const std::string value = todo.back();
-    todo.pop_back();
-    if (value.empty() || stop.count(value)) continue;
-    const auto p = producer.find(value);
-    if (p == producer.end()) {
-      bool constant = false;
-      for (const auto& init : graph.initializer()) constant |= init.name() == value;
-      if (!constant) return InvalidArgument("the cut reads '", value, "', which is not among its inputs");
-      continue;
-    }
-    if (!nodes.insert(p->second).second) continue;
-    const onnx::NodeProto& node = graph.node(p->second);
-    if (graph::HasGraphAttribute(node)) {
-      return InvalidArgument("the cut holds ", graph::DescribeNode(node, p->second),
+  const graph::GraphIndex::Region region = index.FindRegion(inputs, outputs);
+  if (region.open_value >= 0) {
+    return InvalidArgument("the cut reads '", index.name(region.open_value), "', which is not among its inputs");
+  }
+  for (int32_t n : region.nodes) {
+    if (graph::HasGraphAttribute(graph.node(n))) {
+      return InvalidArgument("the cut holds ", graph::DescribeNode(graph.node(n), n),
                              ", a node with a subgraph, which the NPU does not compile");
     }
-    for (const std::string& in : node.input()) todo.push_back(in);
   }
-  cut.nodes.assign(nodes.begin(), nodes.end());
+  cut.nodes.assign(region.nodes.begin(), region.nodes.end());
   return Status::Ok();
 }
 
