@@ -32,6 +32,7 @@ const Lowering& OneDnnLowering() {
     AddReduceLowerings(*table);
     AddLayoutLowerings(*table);
     AddAttentionLowerings(*table);
+    AddRotateHalfRegions(*table);
     return table;
   }();
   return *lowering;

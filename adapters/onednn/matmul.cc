@@ -158,13 +158,15 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerGemm(const NodeView& view) {
 }
 
 
-// --- The region: MatMul or Gemm, then a bias Add, then an activation ---
+// --- The region: MatMul or Gemm, then a bias Add, an activation, a gate ---
 //
 // The nodes that follow a MatMul (or Gemm) along a chain of sole consumers
 // become post-ops of its matmul primitive: an Add of any tensor that
 // broadcasts to the product's dims without widening it (a binary-add
 // post-op), then an activation that oneDNN's eltwise post-op computes as
-// ONNX does. The whole chain is computed in float32 and rounded once.
+// ONNX does (SiLU written as x * Sigmoid(x), two nodes, among them), then
+// a Mul by such a tensor (a binary-mul post-op: the gate of a SwiGLU
+// feed-forward layer). The whole chain is computed in float32 and rounded once.
 // Relu is not among them: oneDNN's relu maps NaN to 0 (eltwise.cc runs it as
 // a binary max instead), nor Exp (NaN to +inf), HardSigmoid (NaN to 1), Log,
 // Softplus, Mish and Gelu with erf (eltwise.cc says why).
@@ -192,20 +194,32 @@ std::optional<Activation> FusableActivation(const NodeView& view) {
   return std::nullopt;
 }
 
+// Whether `dims` broadcasts to `out` without widening it.
+bool BroadcastsInto(const std::vector<int64_t>& dims, const std::vector<int64_t>& out) {
+  if (dims.size() > out.size()) return false;
+  const std::vector<int64_t> padded = LeftPad(dims, out.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (padded[i] != 1 && padded[i] != out[i]) return false;
+  }
+  return true;
+}
+
 struct FusedPlan {
   dnnl::matmul primitive;
   dnnl::memory::desc src, weights, dst;
   std::vector<dnnl::memory::desc> addends;  // C and the bias, in post-op order
+  dnnl::memory::desc gate;                  // the Mul's other operand, when it is fused
   std::vector<int64_t> out_dims;
 };
 
-// The region's runner. Inputs: A, B, then Gemm's C when it has one, then the bias when the Add is fused.
+// The region's runner. Inputs: A, B, then Gemm's C when it has one, then
+// the bias when the Add is fused, then the gate when the Mul is.
 class FusedMatMulNode final : public ShapedNode<FusedPlan> {
  public:
   FusedMatMulNode(DataType type, bool gemm, bool trans_a, bool trans_b, float alpha, int addends,
-                  std::optional<Activation> activation)
+                  std::optional<Activation> activation, bool gated)
       : type_(type), gemm_(gemm), trans_a_(trans_a), trans_b_(trans_b), alpha_(alpha), addends_(addends),
-        activation_(activation) {}
+        activation_(activation), gated_(gated) {}
 
  protected:
   StatusOr<FusedPlan> MakePlan(const InputShapes& shapes) override {
@@ -243,6 +257,12 @@ class FusedMatMulNode final : public ShapedNode<FusedPlan> {
       ops.append_binary(dnnl::algorithm::binary_add, plan.addends.back());
     }
     if (activation_) ops.append_eltwise(activation_->algorithm, activation_->alpha, activation_->beta);
+    if (gated_) {
+      const std::vector<int64_t> gate = LeftPad(shapes[static_cast<size_t>(2 + addends_)], plan.out_dims.size());
+      if (!BroadcastsInto(gate, plan.out_dims)) return InvalidArgument("a gate that does not broadcast to the product");
+      plan.gate = PlainDesc(gate, dt);
+      ops.append_binary(dnnl::algorithm::binary_mul, plan.gate);
+    }
     attr.set_post_ops(ops);
     plan.primitive = dnnl::matmul(dnnl::matmul::primitive_desc(Engine(), plan.src, plan.weights, plan.dst, attr));
     return plan;
@@ -260,6 +280,11 @@ class FusedMatMulNode final : public ShapedNode<FusedPlan> {
     for (size_t i = 0; i < plan.addends.size(); ++i) {
       args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1] = Wrap(ctx.tensor(2 + i), plan.addends[i]);
     }
+    if (gated_) {
+      // Its post-op comes after the addends' and the activation's.
+      const int index = static_cast<int>(plan.addends.size()) + (activation_ ? 1 : 0);
+      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1] = Wrap(ctx.tensor(2 + plan.addends.size()), plan.gate);
+    }
     plan.primitive.execute(Stream(), args);
     Stream().wait();
     return std::vector<Value>{Value::FromTensor(std::move(out))};
@@ -271,19 +296,36 @@ class FusedMatMulNode final : public ShapedNode<FusedPlan> {
   float alpha_;
   int addends_;
   std::optional<Activation> activation_;
+  bool gated_;
 };
 
 // No region at this anchor: the single-node lowering is tried.
 StatusOr<std::optional<RegionClaim>> NoRegion() { return std::optional<RegionClaim>(); }
 
-// Whether `dims` broadcasts to `out` without widening it.
-bool BroadcastsInto(const std::vector<int64_t>& dims, const std::vector<int64_t>& out) {
-  if (dims.size() > out.size()) return false;
-  const std::vector<int64_t> padded = LeftPad(dims, out.size());
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (padded[i] != 1 && padded[i] != out[i]) return false;
+bool IsOnnxOp(const NodeView& view, std::string_view op) {
+  return view.node().op_type() == op && (view.node().domain().empty() || view.node().domain() == "ai.onnx");
+}
+
+// SiLU as exporters write it: `value` (output 0 of node `producer`) read by
+// exactly a Sigmoid and a Mul of it by that Sigmoid's output, neither a
+// graph output nor taken. The Sigmoid and the Mul, or nullopt.
+std::optional<std::pair<int, int>> SiluAfter(const RegionView& region, int producer) {
+  const std::string& value = region.node(producer).output(0);
+  const std::vector<int>& readers = region.consumers(value);
+  if (readers.size() != 2 || region.is_graph_output(value)) return std::nullopt;
+  for (int k = 0; k < 2; ++k) {
+    const int sigmoid = readers[static_cast<size_t>(k)], mul = readers[static_cast<size_t>(1 - k)];
+    if (!IsOnnxOp(region.view(sigmoid), "Sigmoid") || !IsOnnxOp(region.view(mul), "Mul") ||
+        region.view(mul).opset() < 7 || region.sole_consumer(sigmoid) != mul || region.taken(mul)) {
+      continue;
+    }
+    const onnx::NodeProto& m = region.node(mul);
+    const std::string& gate = region.node(sigmoid).output(0);
+    if (m.input_size() == 2 && ((m.input(0) == value && m.input(1) == gate) || (m.input(1) == value && m.input(0) == gate))) {
+      return std::make_pair(sigmoid, mul);
+    }
   }
-  return true;
+  return std::nullopt;
 }
 
 StatusOr<std::optional<RegionClaim>> LowerMatMulRegion(const RegionView& region) {
@@ -345,13 +387,35 @@ StatusOr<std::optional<RegionClaim>> LowerMatMulRegion(const RegionView& region)
     if (activation) {
       claim.nodes.push_back(next);
       last = next;
+      next = region.sole_consumer(next);
+    }
+  } else if (const std::optional<std::pair<int, int>> silu = SiluAfter(region, last)) {
+    activation = Activation{dnnl::algorithm::eltwise_swish, 1.0f};
+    claim.nodes.push_back(silu->first);
+    claim.nodes.push_back(silu->second);
+    last = silu->second;
+    next = region.sole_consumer(last);
+  }
+  const int addends = static_cast<int>(claim.inputs.size()) - 2;
+  bool gated = false;
+  if (next >= 0 && IsOnnxOp(region.view(next), "Mul") && region.view(next).opset() >= 7) {
+    const onnx::NodeProto& mul = region.node(next);
+    const std::string& value = region.node(last).output(0);
+    if (mul.input_size() == 2 && (mul.input(0) == value) != (mul.input(1) == value)) {
+      const std::string& gate = mul.input(0) == value ? mul.input(1) : mul.input(0);
+      const std::vector<int64_t>* dims = region.facts().StaticDims(gate);
+      if (region.facts().TypeOf(gate) == type && dims && BroadcastsInto(*dims, out)) {
+        claim.nodes.push_back(next);
+        claim.inputs.push_back(gate);
+        last = next;
+        gated = true;
+      }
     }
   }
   if (claim.nodes.size() == 1) return NoRegion();
   claim.outputs = {region.node(last).output(0)};
-  const int addends = static_cast<int>(claim.inputs.size()) - 2;
   auto node = std::make_unique<FusedMatMulNode>(type, gemm, trans_a, trans_b, gemm ? mm.GetFloat("alpha", 1.0f) : 1.0f,
-                                                addends, activation);
+                                                addends, activation, gated);
   // The shapes are all static: the plan is made now, through a view of the
   // region's inputs.
   onnx::NodeProto inputs_only;

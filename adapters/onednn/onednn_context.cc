@@ -167,6 +167,27 @@ dnnl::memory Wrap(const Tensor& t, const dnnl::memory::desc& desc) {
 
 dnnl::memory Wrap(const Tensor& t) { return Wrap(t, PlainDesc(t.shape(), *DnnlType(t.dtype()))); }
 
+BoundPrimitive::BoundPrimitive(dnnl::primitive primitive, const std::vector<std::pair<int, dnnl::memory::desc>>& args)
+    : primitive_(std::move(primitive)) {
+  memories_.reserve(args.size());
+  for (const auto& [index, desc] : args) {
+    memories_.push_back(dnnl::memory(desc, Engine(), static_cast<void*>(DNNL_MEMORY_NONE)));
+    args_.push_back({index, memories_.back().get()});
+  }
+}
+
+void BoundPrimitive::Run(std::initializer_list<const void*> buffers) const {
+  size_t i = 0;
+  for (const void* buffer : buffers) {
+    // oneDNN's handle is not const; a primitive never writes its sources.
+    memories_[i++].set_data_handle(const_cast<void*>(buffer));
+  }
+  dnnl::error::wrap_c_api(dnnl_primitive_execute(primitive_.get(), Stream().get(), static_cast<int>(args_.size()),
+                                                 args_.data()),
+                          "could not execute a primitive");
+  Stream().wait();
+}
+
 StatusOr<Tensor> NewTensor(DataType type, const std::vector<int64_t>& dims) { return Tensor::Create(type, dims); }
 
 std::vector<int64_t> LeftPad(const std::vector<int64_t>& dims, size_t rank) {

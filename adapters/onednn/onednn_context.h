@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
+#include <utility>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +59,28 @@ class WrapScope {
   ~WrapScope();
   WrapScope(const WrapScope&) = delete;
   WrapScope& operator=(const WrapScope&) = delete;
+};
+
+// A primitive and memory objects for its arguments, made once with its
+// plan and re-pointed at each run's buffers: a run makes no memory object
+// and builds no argument map (in a small model's step such per-node work,
+// not the arithmetic, is most of the time). Run is called from the
+// session's one thread at a time, as the node's is.
+class BoundPrimitive {
+ public:
+  BoundPrimitive() = default;
+  // `args`: oneDNN's argument index (DNNL_ARG_SRC, ...) and its descriptor,
+  // in the order Run takes the buffers.
+  BoundPrimitive(dnnl::primitive primitive, const std::vector<std::pair<int, dnnl::memory::desc>>& args);
+  // Runs it on `buffers` (one per argument, in order) and waits for it;
+  // throws dnnl::error as execute does.
+  void Run(std::initializer_list<const void*> buffers) const;
+  bool empty() const { return args_.empty(); }
+
+ private:
+  dnnl::primitive primitive_;
+  std::vector<dnnl::memory> memories_;
+  std::vector<dnnl_exec_arg_t> args_;
 };
 
 // A fresh output tensor of `type` and `dims` and the memory over it.
