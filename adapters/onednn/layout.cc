@@ -118,7 +118,7 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerConcat(const NodeView& view) {
 // --- Transpose ------------------------------------------------------------
 
 struct TransposePlan {
-  dnnl::reorder primitive;
+  BoundPrimitive primitive;  // from, to
   dnnl::memory::desc src;  // the input read through permuted strides, in the output's dim order
   dnnl::memory::desc dst;
   std::vector<int64_t> out_dims;
@@ -166,17 +166,14 @@ class TransposeNode final : public ShapedNode<TransposePlan> {
     plan.src = dnnl::memory::desc(dims, dt, strides);
     plan.dst = PlainDesc(plan.out_dims, dt);
     if (std::find(plan.out_dims.begin(), plan.out_dims.end(), 0) != plan.out_dims.end()) return plan;
-    plan.primitive = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), plan.src, Engine(), plan.dst));
+    plan.primitive = BoundPrimitive(dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), plan.src, Engine(), plan.dst)),
+                                    {{DNNL_ARG_FROM, plan.src}, {DNNL_ARG_TO, plan.dst}});
     return plan;
   }
 
   StatusOr<std::vector<Value>> Execute(const TransposePlan& plan, const KernelContext& ctx) override {
     PARITY_ASSIGN_OR_RETURN(Tensor out, NewTensor(type_, plan.out_dims));
-    if (out.size() > 0) {
-      plan.primitive.execute(Stream(), {{DNNL_ARG_FROM, Wrap(ctx.tensor(0), plan.src)},
-                                        {DNNL_ARG_TO, Wrap(out, plan.dst)}});
-      Stream().wait();
-    }
+    if (out.size() > 0) plan.primitive.Run({ctx.tensor(0).raw_bytes(), out.mutable_raw_bytes()});
     return std::vector<Value>{Value::FromTensor(std::move(out))};
   }
 

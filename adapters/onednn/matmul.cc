@@ -15,6 +15,7 @@ namespace {
 
 struct MatMulPlan {
   dnnl::matmul primitive;
+  BoundPrimitive bound;  // MatMul's: the primitive with src, weights and dst bound
   dnnl::memory::desc src, weights, dst, bias;  // bias: Gemm's C, when it has one
   std::vector<int64_t> out_dims;               // the ONNX output's dims
   DataType type = DataType::kFloat;
@@ -39,16 +40,15 @@ class MatMulNode final : public ShapedNode<MatMulPlan> {
     plan.dst = PlainDesc(dims.c, dt);
     plan.out_dims = dims.out;
     plan.primitive = dnnl::matmul(dnnl::matmul::primitive_desc(Engine(), plan.src, plan.weights, plan.dst));
+    plan.bound = BoundPrimitive(plan.primitive, {{DNNL_ARG_SRC, plan.src}, {DNNL_ARG_WEIGHTS, plan.weights},
+                                                 {DNNL_ARG_DST, plan.dst}});
     return plan;
   }
 
   StatusOr<std::vector<Value>> Execute(const MatMulPlan& plan, const KernelContext& ctx) override {
     PARITY_ASSIGN_OR_RETURN(Tensor out, NewTensor(plan.type, plan.out_dims));
     if (out.size() > 0 && ctx.tensor(0).size() > 0 && ctx.tensor(1).size() > 0) {
-      plan.primitive.execute(Stream(), {{DNNL_ARG_SRC, Wrap(ctx.tensor(0), plan.src)},
-                                        {DNNL_ARG_WEIGHTS, Wrap(ctx.tensor(1), plan.weights)},
-                                        {DNNL_ARG_DST, Wrap(out, plan.dst)}});
-      Stream().wait();
+      plan.bound.Run({ctx.tensor(0).raw_bytes(), ctx.tensor(1).raw_bytes(), out.mutable_raw_bytes()});
     } else if (out.size() > 0) {
       std::fill(out.mutable_raw_bytes(), out.mutable_raw_bytes() + out.byte_size(), 0);  // K = 0: sums of nothing
     }
@@ -205,7 +205,9 @@ bool BroadcastsInto(const std::vector<int64_t>& dims, const std::vector<int64_t>
 }
 
 struct FusedPlan {
-  dnnl::matmul primitive;
+  // The matmul with its arguments bound in the order A, B, dst, [alpha],
+  // then the region's other inputs (C, bias, gate) as they come.
+  BoundPrimitive primitive;
   dnnl::memory::desc src, weights, dst;
   std::vector<dnnl::memory::desc> addends;  // C and the bias, in post-op order
   dnnl::memory::desc gate;                  // the Mul's other operand, when it is fused
@@ -264,29 +266,35 @@ class FusedMatMulNode final : public ShapedNode<FusedPlan> {
       ops.append_binary(dnnl::algorithm::binary_mul, plan.gate);
     }
     attr.set_post_ops(ops);
-    plan.primitive = dnnl::matmul(dnnl::matmul::primitive_desc(Engine(), plan.src, plan.weights, plan.dst, attr));
+    std::vector<std::pair<int, dnnl::memory::desc>> args = {
+        {DNNL_ARG_SRC, plan.src}, {DNNL_ARG_WEIGHTS, plan.weights}, {DNNL_ARG_DST, plan.dst}};
+    if (alpha_ != 1) args.push_back({DNNL_ARG_ATTR_SCALES | DNNL_ARG_SRC, dnnl::memory::desc({1}, dnnl_dt::f32, {1})});
+    for (size_t i = 0; i < plan.addends.size(); ++i) {
+      args.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1, plan.addends[i]});
+    }
+    if (gated_) {
+      // Its post-op comes after the addends' and the activation's.
+      const int index = static_cast<int>(plan.addends.size()) + (activation_ ? 1 : 0);
+      args.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1, plan.gate});
+    }
+    plan.primitive = BoundPrimitive(
+        dnnl::matmul(dnnl::matmul::primitive_desc(Engine(), plan.src, plan.weights, plan.dst, attr)), args);
     return plan;
   }
 
   StatusOr<std::vector<Value>> Execute(const FusedPlan& plan, const KernelContext& ctx) override {
     PARITY_ASSIGN_OR_RETURN(Tensor out, NewTensor(type_, plan.out_dims));
-    std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, Wrap(ctx.tensor(0), plan.src)},
-                                                  {DNNL_ARG_WEIGHTS, Wrap(ctx.tensor(1), plan.weights)},
-                                                  {DNNL_ARG_DST, Wrap(out, plan.dst)}};
-    float alpha = alpha_;
-    if (alpha != 1) {
-      args[DNNL_ARG_ATTR_SCALES | DNNL_ARG_SRC] = dnnl::memory(dnnl::memory::desc({1}, dnnl_dt::f32, {1}), Engine(), &alpha);
+    const void* a = ctx.tensor(0).raw_bytes();
+    const void* b = ctx.tensor(1).raw_bytes();
+    void* dst = out.mutable_raw_bytes();
+    // Up to three more inputs: C, the bias, the gate.
+    const void* rest[3] = {};
+    for (size_t i = 2; i < ctx.input_count() && i < 5; ++i) rest[i - 2] = ctx.tensor(i).raw_bytes();
+    if (alpha_ != 1) {
+      plan.primitive.Run({a, b, dst, &alpha_, rest[0], rest[1], rest[2]});
+    } else {
+      plan.primitive.Run({a, b, dst, rest[0], rest[1], rest[2]});
     }
-    for (size_t i = 0; i < plan.addends.size(); ++i) {
-      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1] = Wrap(ctx.tensor(2 + i), plan.addends[i]);
-    }
-    if (gated_) {
-      // Its post-op comes after the addends' and the activation's.
-      const int index = static_cast<int>(plan.addends.size()) + (activation_ ? 1 : 0);
-      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1] = Wrap(ctx.tensor(2 + plan.addends.size()), plan.gate);
-    }
-    plan.primitive.execute(Stream(), args);
-    Stream().wait();
     return std::vector<Value>{Value::FromTensor(std::move(out))};
   }
 

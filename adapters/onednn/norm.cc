@@ -373,13 +373,16 @@ struct RmsPlan {
   // reduces no identity). Not norm_lp_power_p_sum: oneDNN 3.2 runs it, with
   // post-ops, on its reference implementation only, which took most of a
   // small decoder's step; the JIT mean of squares does the same sums.
-  dnnl::binary square;
-  dnnl::primitive stats;
+  // Each with its arguments bound (BoundPrimitive): square (x, x, squares),
+  // stats (squares, inv; or x, x, inv when stats_is_binary), apply (x,
+  // scale, y, inv).
+  BoundPrimitive square, stats, apply;
   bool stats_is_binary = false;
-  dnnl::binary apply;  // x * scale, times inv as a post-op (the JIT binary's broadcast forms)
   dnnl::memory::desc x, squares, inv, scale, y;
   std::vector<int64_t> x_dims, inv_dims;
   bool empty = false;
+  // The squares of one run, kept for the next (a node runs on one thread at a time).
+  mutable std::vector<float> squares_buffer;
 };
 
 StatusOr<RmsPlan> MakeRmsPlan(const std::vector<int64_t>& x, DataType x_type, const std::vector<int64_t>& scale,
@@ -419,41 +422,40 @@ StatusOr<RmsPlan> MakeRmsPlan(const std::vector<int64_t>& x, DataType x_type, co
     // x * x as a binary (an eltwise keeps its source's type; this one
     // writes float32 from a 16-bit x, exactly), then the mean.
     plan.squares = PlainDesc(x, dnnl_dt::f32);
-    plan.square = dnnl::binary(
-        dnnl::binary::primitive_desc(Engine(), algorithm::binary_mul, plan.x, plan.x, plan.squares));
-    plan.stats = dnnl::reduction(dnnl::reduction::primitive_desc(Engine(), algorithm::reduction_mean, plan.squares,
-                                                                 plan.inv, 0.0f, 0.0f, stats_attr));
+    plan.square = BoundPrimitive(
+        dnnl::binary(dnnl::binary::primitive_desc(Engine(), algorithm::binary_mul, plan.x, plan.x, plan.squares)),
+        {{DNNL_ARG_SRC_0, plan.x}, {DNNL_ARG_SRC_1, plan.x}, {DNNL_ARG_DST, plan.squares}});
+    plan.stats = BoundPrimitive(dnnl::reduction(dnnl::reduction::primitive_desc(
+                                    Engine(), algorithm::reduction_mean, plan.squares, plan.inv, 0.0f, 0.0f, stats_attr)),
+                                {{DNNL_ARG_SRC, plan.squares}, {DNNL_ARG_DST, plan.inv}});
   } else {
     plan.stats_is_binary = true;
-    plan.stats = dnnl::binary(
-        dnnl::binary::primitive_desc(Engine(), algorithm::binary_mul, plan.x, plan.x, plan.inv, stats_attr));
+    plan.stats = BoundPrimitive(
+        dnnl::binary(dnnl::binary::primitive_desc(Engine(), algorithm::binary_mul, plan.x, plan.x, plan.inv, stats_attr)),
+        {{DNNL_ARG_SRC_0, plan.x}, {DNNL_ARG_SRC_1, plan.x}, {DNNL_ARG_DST, plan.inv}});
   }
   dnnl::post_ops times_inv;
   times_inv.append_binary(algorithm::binary_mul, plan.inv);
   dnnl::primitive_attr apply_attr;
   apply_attr.set_post_ops(times_inv);
-  plan.apply = dnnl::binary(
-      dnnl::binary::primitive_desc(Engine(), algorithm::binary_mul, plan.x, plan.scale, plan.y, apply_attr));
+  plan.apply = BoundPrimitive(
+      dnnl::binary(dnnl::binary::primitive_desc(Engine(), algorithm::binary_mul, plan.x, plan.scale, plan.y, apply_attr)),
+      {{DNNL_ARG_SRC_0, plan.x}, {DNNL_ARG_SRC_1, plan.scale}, {DNNL_ARG_DST, plan.y},
+       {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, plan.inv}});
   return plan;
 }
 
-// Writes y, and inv_rms (float32, plan.inv_dims) into `inv`.
-void RunRms(const RmsPlan& plan, const dnnl::memory& x, const Tensor& scale, Tensor& y, Tensor& inv) {
+// Writes y, and inv_rms (float32, plan.inv_dims) into `inv`, from x (plan.x's layout).
+void RunRms(const RmsPlan& plan, const void* x, const Tensor& scale, Tensor& y, Tensor& inv) {
   if (plan.empty) return;
-  const dnnl::memory inv_mem = Wrap(inv, plan.inv);
   if (plan.stats_is_binary) {
-    plan.stats.execute(Stream(), {{DNNL_ARG_SRC_0, x}, {DNNL_ARG_SRC_1, x}, {DNNL_ARG_DST, inv_mem}});
+    plan.stats.Run({x, x, inv.mutable_raw_bytes()});
   } else {
-    std::vector<float> squares(plan.squares.get_size() / sizeof(float));
-    const dnnl::memory squares_mem(plan.squares, Engine(), squares.data());
-    plan.square.execute(Stream(), {{DNNL_ARG_SRC_0, x}, {DNNL_ARG_SRC_1, x}, {DNNL_ARG_DST, squares_mem}});
-    plan.stats.execute(Stream(), {{DNNL_ARG_SRC, squares_mem}, {DNNL_ARG_DST, inv_mem}});
+    plan.squares_buffer.resize(plan.squares.get_size() / sizeof(float));
+    plan.square.Run({x, x, plan.squares_buffer.data()});
+    plan.stats.Run({plan.squares_buffer.data(), inv.mutable_raw_bytes()});
   }
-  plan.apply.execute(Stream(), {{DNNL_ARG_SRC_0, x},
-                                {DNNL_ARG_SRC_1, Wrap(scale, plan.scale)},
-                                {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, inv_mem},
-                                {DNNL_ARG_DST, Wrap(y, plan.y)}});
-  Stream().wait();
+  plan.apply.Run({x, scale.raw_bytes(), y.mutable_raw_bytes(), inv.raw_bytes()});
 }
 
 // RMSNormalization-23 (Y of X's type, which the claim makes scale's too)
@@ -471,7 +473,7 @@ class RmsNode final : public ShapedNode<RmsPlan> {
   StatusOr<std::vector<Value>> Execute(const RmsPlan& plan, const KernelContext& ctx) override {
     PARITY_ASSIGN_OR_RETURN(Tensor y, NewTensor(scale_type_, plan.x_dims));
     PARITY_ASSIGN_OR_RETURN(Tensor inv, NewTensor(kF32, plan.inv_dims));
-    if (!plan.empty) RunRms(plan, Wrap(ctx.tensor(0), plan.x), ctx.tensor(1), y, inv);
+    if (!plan.empty) RunRms(plan, ctx.tensor(0).raw_bytes(), ctx.tensor(1), y, inv);
     std::vector<Value> out{Value::FromTensor(std::move(y))};
     if (outputs_ > 1) out.push_back(Value::FromTensor(std::move(inv)));
     return out;
@@ -603,7 +605,7 @@ class SkipNormNode final : public ShapedNode<SkipPlan> {
       }
       Stream().wait();
       if (simplified_) {
-        RunRms(plan.rms, sum32_mem, ctx.tensor(2), y, inv_std);
+        RunRms(plan.rms, sum32.raw_bytes(), ctx.tensor(2), y, inv_std);
       } else {
         PARITY_RETURN_IF_ERROR(RunLayerNorm(plan.norm, sum32_mem, Wrap(y, plan.norm.dst), ctx.tensor(2),
                                             has_beta_ ? &ctx.tensor(3) : nullptr, outputs_ > 1 ? &mean : nullptr,

@@ -72,8 +72,9 @@ class BoundPrimitive {
   // `args`: oneDNN's argument index (DNNL_ARG_SRC, ...) and its descriptor,
   // in the order Run takes the buffers.
   BoundPrimitive(dnnl::primitive primitive, const std::vector<std::pair<int, dnnl::memory::desc>>& args);
-  // Runs it on `buffers` (one per argument, in order) and waits for it;
-  // throws dnnl::error as execute does.
+  // Runs it on `buffers` (one per argument, in order; any past the last
+  // argument are not read) and waits for it; throws dnnl::error as execute
+  // does, and when fewer buffers than arguments are given.
   void Run(std::initializer_list<const void*> buffers) const;
   bool empty() const { return args_.empty(); }
 
