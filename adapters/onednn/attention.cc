@@ -57,6 +57,11 @@ struct GroupPlan {
   dnnl::softmax_forward softmax;
   int fused = 2;
   int bias_post_op = -1;  // index of the bias among the qk post-ops
+  // The primitives of every run, with their arguments bound: qk (q, k_t,
+  // scores, scale, then the bias when it is a post-op), softmax (scores in
+  // place), v_to_f32 (16-bit V into v_f32), pv (scores, V, y) and y_out (y
+  // rounded into Y's type and layout).
+  BoundPrimitive qk_bound, softmax_bound, v_to_f32, pv_bound, y_out;
 };
 
 // One group: batch entries [b0, b0 + count), keys [0, keys).
@@ -189,7 +194,8 @@ StatusOr<const GroupPlan*> AttentionNode::Plan(const AttentionProblem& p, const 
                                                int qk_mode) {
   const int64_t rows = p.group() * p.q_len;
   std::vector<int64_t> key = {g.count, g.keys, p.kv_heads, rows, p.head_size, p.v_size, k.batch, k.head, k.row,
-                              v.batch, v.head, v.row, qk_mode, static_cast<int64_t>(bias_dims.size())};
+                              v.batch, v.head, v.row, qk_mode, p.q_heads, p.q.three_d ? 1 : 0,
+                              static_cast<int64_t>(bias_dims.size())};
   key.insert(key.end(), bias_dims.begin(), bias_dims.end());
   auto& slot = plans_[key];
   if (slot) return slot.get();
@@ -240,6 +246,29 @@ StatusOr<const GroupPlan*> AttentionNode::Plan(const AttentionProblem& p, const 
   // P V in float32: a 16-bit V is first converted (exactly) to float32.
   plan->pv = dnnl::matmul(dnnl::matmul::primitive_desc(Engine(), plan->scores,
                                                        type_ == DataType::kFloat ? plan->v : plan->v_f32, plan->y));
+  std::vector<std::pair<int, dnnl::memory::desc>> qk_args = {{DNNL_ARG_SRC, plan->q},
+                                                             {DNNL_ARG_WEIGHTS, plan->k_t},
+                                                             {DNNL_ARG_DST, plan->scores},
+                                                             {DNNL_ARG_ATTR_SCALES | DNNL_ARG_SRC,
+                                                              dnnl::memory::desc({1}, dnnl_dt::f32, {1})}};
+  if (plan->bias_post_op >= 0) {
+    qk_args.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(plan->bias_post_op) | DNNL_ARG_SRC_1, plan->bias});
+  }
+  plan->qk_bound = BoundPrimitive(plan->qk, qk_args);
+  plan->softmax_bound = BoundPrimitive(plan->softmax, {{DNNL_ARG_SRC, plan->scores}, {DNNL_ARG_DST, plan->scores}});
+  const dnnl::memory::desc& v_read = type_ == DataType::kFloat ? plan->v : plan->v_f32;
+  if (type_ != DataType::kFloat) {
+    plan->v_to_f32 = BoundPrimitive(dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), plan->v, Engine(), plan->v_f32)),
+                                    {{DNNL_ARG_FROM, plan->v}, {DNNL_ARG_TO, plan->v_f32}});
+  }
+  plan->pv_bound = BoundPrimitive(plan->pv, {{DNNL_ARG_SRC, plan->scores}, {DNNL_ARG_WEIGHTS, v_read}, {DNNL_ARG_DST, plan->y}});
+  // y is [n, kv heads, group * seq, dv], which is [n, q heads, seq, dv]: into Y's layout.
+  const int64_t hq = p.q_heads, s_len = p.q_len;
+  const RowStrides y_rows = p.q.three_d ? RowStrides{s_len * hq * dv, dv, hq * dv} : RowStrides{hq * s_len * dv, s_len * dv, dv};
+  const dnnl::memory::desc y_plain({n, hq, s_len, dv}, dnnl_dt::f32, tag::abcd);
+  const dnnl::memory::desc y_view = RowsDesc(n, hq, s_len, dv, y_rows, dt_);
+  plan->y_out = BoundPrimitive(dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), y_plain, Engine(), y_view)),
+                               {{DNNL_ARG_FROM, y_plain}, {DNNL_ARG_TO, y_view}});
   Counts().at_run += 1;
   slot = std::move(plan);
   return slot.get();
@@ -300,7 +329,6 @@ StatusOr<std::vector<Value>> AttentionNode::Compute(const KernelContext& ctx, co
     }
   }
   scale_ = static_cast<float>(p.scale);
-  dnnl::memory scale_mem(dnnl::memory::desc({1}, dnnl_dt::f32, {1}), Engine(), &scale_);
   for (const Group& g : groups) {
     if (g.count == 0 || rows == 0 || hkv == 0) continue;
     const int64_t y_group = g.b0 * hq * s_len * dv;  // Y's rows of the group start here in either layout
@@ -314,30 +342,28 @@ StatusOr<std::vector<Value>> AttentionNode::Compute(const KernelContext& ctx, co
     PARITY_ASSIGN_OR_RETURN(const GroupPlan* plan, Plan(p, g, k_rows, v_rows, has_bias ? bias_dims : dnnl::memory::dims{}, qk_mode));
     const int64_t score_count = g.count * hkv * rows * g.keys;
     scores_.resize(static_cast<size_t>(score_count));
-    dnnl::memory scores(plan->scores, Engine(), scores_.data());
-    dnnl::memory bias;
-    if (has_bias) bias = dnnl::memory(plan->bias, Engine(), bias_.data());
-    std::unordered_map<int, dnnl::memory> args = {
-        {DNNL_ARG_SRC, ViewAt(plan->q, q_base, g.b0 * hq * s_len * dk)},
-        {DNNL_ARG_WEIGHTS, ViewAt(plan->k_t, k_base, g.b0 * k_rows.batch)},
-        {DNNL_ARG_DST, scores},
-        {DNNL_ARG_ATTR_SCALES | DNNL_ARG_SRC, scale_mem}};
-    if (plan->bias_post_op >= 0) args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(plan->bias_post_op) | DNNL_ARG_SRC_1] = bias;
-    plan->qk.execute(Stream(), args);
-    // The QK output in its mode: written at the stage it names.
-    const dnnl::memory::desc qk_view({g.count, hkv, rows, g.keys}, dt_, tag::abcd);
-    auto write_qk = [&](int stage) {
-      if (qk_mode == stage) reorders_.Run(scores, ViewAt(qk_view, qk.raw_bytes(), g.b0 * hq * s_len * total));
-    };
-    if (plan->fused < 1) write_qk(0);
-    if (plan->cap) plan->cap->execute(Stream(), {{DNNL_ARG_SRC, scores}, {DNNL_ARG_DST, scores}});
-    if (plan->fused < 2) write_qk(1);
-    if (plan->add_bias) {
-      plan->add_bias->execute(Stream(), {{DNNL_ARG_SRC_0, scores}, {DNNL_ARG_SRC_1, bias}, {DNNL_ARG_DST, scores}});
+    plan->qk_bound.Run({q_base + static_cast<size_t>(g.b0 * hq * s_len * dk) * width,
+                        k_base + static_cast<size_t>(g.b0 * k_rows.batch) * width, scores_.data(), &scale_,
+                        bias_.data()});
+    // The stages past the product that are not its post-ops, and the QK
+    // output in its mode (written at the stage it names), when asked.
+    if (qk_mode >= 0 || plan->cap || plan->add_bias) {
+      dnnl::memory scores(plan->scores, Engine(), scores_.data());
+      const dnnl::memory::desc qk_view({g.count, hkv, rows, g.keys}, dt_, tag::abcd);
+      auto write_qk = [&](int stage) {
+        if (qk_mode == stage) reorders_.Run(scores, ViewAt(qk_view, qk.raw_bytes(), g.b0 * hq * s_len * total));
+      };
+      if (plan->fused < 1) write_qk(0);
+      if (plan->cap) plan->cap->execute(Stream(), {{DNNL_ARG_SRC, scores}, {DNNL_ARG_DST, scores}});
+      if (plan->fused < 2) write_qk(1);
+      if (plan->add_bias) {
+        dnnl::memory bias(plan->bias, Engine(), bias_.data());
+        plan->add_bias->execute(Stream(), {{DNNL_ARG_SRC_0, scores}, {DNNL_ARG_SRC_1, bias}, {DNNL_ARG_DST, scores}});
+      }
+      write_qk(2);
+      Stream().wait();
     }
-    write_qk(2);
-    plan->softmax.execute(Stream(), {{DNNL_ARG_SRC, scores}, {DNNL_ARG_DST, scores}});
-    Stream().wait();
+    plan->softmax_bound.Run({scores_.data(), scores_.data()});
     if (has_bias) {
       // Rows with every key masked: zero weights (the reference's rule),
       // where oneDNN's softmax of -inf everywhere gives NaN.
@@ -351,22 +377,23 @@ StatusOr<std::vector<Value>> AttentionNode::Compute(const KernelContext& ctx, co
             std::fill(row, row + g.keys, 0.0f);
           }
     }
-    write_qk(3);
+    if (qk_mode == 3) {
+      reorders_.Run(dnnl::memory(plan->scores, Engine(), scores_.data()),
+                    ViewAt(dnnl::memory::desc({g.count, hkv, rows, g.keys}, dt_, tag::abcd), qk.raw_bytes(),
+                           g.b0 * hq * s_len * total));
+      Stream().wait();
+    }
     // V in float32 for the second product (a copy for 16-bit types; float32 is read in place).
-    dnnl::memory v_mem = ViewAt(plan->v, v_base, g.b0 * v_rows.batch);
+    const uint8_t* v_read = v_base + static_cast<size_t>(g.b0 * v_rows.batch) * width;
     if (type_ != DataType::kFloat) {
       v_f32_.resize(static_cast<size_t>(g.count * hkv * g.keys * dv));
-      dnnl::memory converted(plan->v_f32, Engine(), v_f32_.data());
-      reorders_.Run(v_mem, converted);
-      v_mem = converted;
+      plan->v_to_f32.Run({v_read, v_f32_.data()});
+      v_read = reinterpret_cast<const uint8_t*>(v_f32_.data());
     }
     y_f32_.resize(static_cast<size_t>(g.count * hkv * rows * dv));
-    dnnl::memory y_mem(plan->y, Engine(), y_f32_.data());
-    plan->pv.execute(Stream(), {{DNNL_ARG_SRC, scores}, {DNNL_ARG_WEIGHTS, v_mem}, {DNNL_ARG_DST, y_mem}});
+    plan->pv_bound.Run({scores_.data(), v_read, y_f32_.data()});
     // Rounded once into Y's type and layout.
-    reorders_.Run(dnnl::memory(dnnl::memory::desc({g.count, hq, s_len, dv}, dnnl_dt::f32, tag::abcd), Engine(), y_f32_.data()),
-                  ViewAt(RowsDesc(g.count, hq, s_len, dv, y_rows, dt_), y.raw_bytes(), g.b0 * y_rows.batch));
-    Stream().wait();
+    plan->y_out.Run({y_f32_.data(), y.mutable_raw_bytes() + static_cast<size_t>(g.b0 * y_rows.batch) * width});
   }
 
   std::vector<Value> outputs;
