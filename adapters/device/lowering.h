@@ -162,6 +162,17 @@ class RegionView {
     return readers[0];
   }
   bool taken(int index) const { return taken_[static_cast<size_t>(index)]; }
+  // Whether `value` is an initializer of the graph that no graph input
+  // overrides: the same tensor at every run of a session.
+  bool is_constant(const std::string& value) const {
+    for (const auto& i : graph_.input()) {
+      if (i.name() == value) return false;
+    }
+    for (const auto& init : graph_.initializer()) {
+      if (init.name() == value) return true;
+    }
+    return false;
+  }
 
  private:
   const onnx::GraphProto& graph_;

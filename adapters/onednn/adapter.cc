@@ -33,6 +33,7 @@ const Lowering& OneDnnLowering() {
     AddLayoutLowerings(*table);
     AddAttentionLowerings(*table);
     AddRotateHalfRegions(*table);
+    AddProjectionRegions(*table);
     return table;
   }();
   return *lowering;

@@ -19,6 +19,7 @@ void AddReduceLowerings(Lowering& lowering);  // reduce.cc: the Reduce operators
 void AddLayoutLowerings(Lowering& lowering);  // layout.cc: Concat, Transpose as a reorder, and the shape-only operators as views
 void AddAttentionLowerings(Lowering& lowering);  // attention.cc: Attention (opsets 23 to 25), TensorScatter in place and RotaryEmbedding
 void AddRotateHalfRegions(Lowering& lowering);  // rotate_half.cc: the rotary embedding exporters write as Mul, Split, Neg, Concat, Mul, Add
+void AddProjectionRegions(Lowering& lowering);  // projections.cc: sibling MatMuls of one input with their Reshape and Transpose as one matmul
 
 // Every family's entries; built on first use.
 const Lowering& OneDnnLowering();

@@ -362,11 +362,14 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerBatchNormalization(const NodeView& v
 
 // --- Root mean square (RMSNormalization, SimplifiedLayerNormalization) ----
 
-// y = x * inv_rms * scale with inv_rms = (mean of x^2 over [axis, rank) +
-// epsilon)^(-1/2): one reduction (sum of squares, then scaled by 1/block,
-// plus epsilon and to the power -1/2 as eltwise post-ops, all in float32)
-// and one binary multiply by inv_rms with scale as a binary post-op, which
-// rounds y once to its type.
+// y = x * scale / rms with rms = sqrt(mean of x^2 over [axis, rank) +
+// epsilon): the squares (a binary), their mean (a reduction) with epsilon
+// and the square root as eltwise post-ops, all in float32, then one binary
+// multiply of x by scale with the division by rms as a binary post-op,
+// which rounds y once to its type. inv_rms = 1 / rms (one binary divide)
+// is made only when an output asks for it. Not the power -1/2 as a
+// post-op: oneDNN 3.2's JIT calls the C library's powf for it, element by
+// element, which took a twentieth of a small decoder's step.
 struct RmsPlan {
   // x * x into float32 squares, then their mean with the post-ops; a block
   // of one element has the squares' post-ops on the product itself (oneDNN
@@ -374,15 +377,16 @@ struct RmsPlan {
   // post-ops, on its reference implementation only, which took most of a
   // small decoder's step; the JIT mean of squares does the same sums.
   // Each with its arguments bound (BoundPrimitive): square (x, x, squares),
-  // stats (squares, inv; or x, x, inv when stats_is_binary), apply (x,
-  // scale, y, inv).
-  BoundPrimitive square, stats, apply;
+  // stats (squares, rms; or x, x, rms when stats_is_binary), apply (x,
+  // scale, y, rms), invert (ones, rms, inv).
+  BoundPrimitive square, stats, apply, invert;
   bool stats_is_binary = false;
   dnnl::memory::desc x, squares, inv, scale, y;
   std::vector<int64_t> x_dims, inv_dims;
   bool empty = false;
-  // The squares of one run, kept for the next (a node runs on one thread at a time).
-  mutable std::vector<float> squares_buffer;
+  std::vector<float> ones;  // invert's dividend
+  // The squares and rms of one run, kept for the next (a node runs on one thread at a time).
+  mutable std::vector<float> squares_buffer, rms_buffer;
 };
 
 StatusOr<RmsPlan> MakeRmsPlan(const std::vector<int64_t>& x, DataType x_type, const std::vector<int64_t>& scale,
@@ -413,9 +417,9 @@ StatusOr<RmsPlan> MakeRmsPlan(const std::vector<int64_t>& x, DataType x_type, co
   plan.inv = PlainDesc(plan.inv_dims, dnnl_dt::f32);
   plan.scale = PlainDesc(padded, *DnnlType(scale_type));
   plan.y = PlainDesc(x, *DnnlType(y_type));
-  dnnl::post_ops finish;  // mean of squares -> (mean + epsilon)^(-1/2)
+  dnnl::post_ops finish;  // mean of squares -> sqrt(mean + epsilon)
   finish.append_eltwise(algorithm::eltwise_linear, 1.0f, epsilon);
-  finish.append_eltwise(algorithm::eltwise_pow, 1.0f, -0.5f);
+  finish.append_eltwise(algorithm::eltwise_sqrt, 0.0f, 0.0f);
   dnnl::primitive_attr stats_attr;
   stats_attr.set_post_ops(finish);
   if (block > 1) {
@@ -434,28 +438,36 @@ StatusOr<RmsPlan> MakeRmsPlan(const std::vector<int64_t>& x, DataType x_type, co
         dnnl::binary(dnnl::binary::primitive_desc(Engine(), algorithm::binary_mul, plan.x, plan.x, plan.inv, stats_attr)),
         {{DNNL_ARG_SRC_0, plan.x}, {DNNL_ARG_SRC_1, plan.x}, {DNNL_ARG_DST, plan.inv}});
   }
-  dnnl::post_ops times_inv;
-  times_inv.append_binary(algorithm::binary_mul, plan.inv);
+  dnnl::post_ops over_rms;
+  over_rms.append_binary(algorithm::binary_div, plan.inv);
   dnnl::primitive_attr apply_attr;
-  apply_attr.set_post_ops(times_inv);
+  apply_attr.set_post_ops(over_rms);
   plan.apply = BoundPrimitive(
       dnnl::binary(dnnl::binary::primitive_desc(Engine(), algorithm::binary_mul, plan.x, plan.scale, plan.y, apply_attr)),
       {{DNNL_ARG_SRC_0, plan.x}, {DNNL_ARG_SRC_1, plan.scale}, {DNNL_ARG_DST, plan.y},
        {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, plan.inv}});
+  plan.ones.assign(plan.inv.get_size() / sizeof(float), 1.0f);
+  plan.invert = BoundPrimitive(
+      dnnl::binary(dnnl::binary::primitive_desc(Engine(), algorithm::binary_div, plan.inv, plan.inv, plan.inv)),
+      {{DNNL_ARG_SRC_0, plan.inv}, {DNNL_ARG_SRC_1, plan.inv}, {DNNL_ARG_DST, plan.inv}});
   return plan;
 }
 
-// Writes y, and inv_rms (float32, plan.inv_dims) into `inv`, from x (plan.x's layout).
-void RunRms(const RmsPlan& plan, const void* x, const Tensor& scale, Tensor& y, Tensor& inv) {
+// Writes y from x (plan.x's layout), and inv_rms (float32, plan.inv_dims)
+// into `inv` when it is not null.
+void RunRms(const RmsPlan& plan, const void* x, const Tensor& scale, Tensor& y, Tensor* inv) {
   if (plan.empty) return;
+  plan.rms_buffer.resize(plan.ones.size());
+  float* rms = plan.rms_buffer.data();
   if (plan.stats_is_binary) {
-    plan.stats.Run({x, x, inv.mutable_raw_bytes()});
+    plan.stats.Run({x, x, rms});
   } else {
     plan.squares_buffer.resize(plan.squares.get_size() / sizeof(float));
     plan.square.Run({x, x, plan.squares_buffer.data()});
-    plan.stats.Run({plan.squares_buffer.data(), inv.mutable_raw_bytes()});
+    plan.stats.Run({plan.squares_buffer.data(), rms});
   }
-  plan.apply.Run({x, scale.raw_bytes(), y.mutable_raw_bytes(), inv.raw_bytes()});
+  plan.apply.Run({x, scale.raw_bytes(), y.mutable_raw_bytes(), rms});
+  if (inv) plan.invert.Run({plan.ones.data(), rms, inv->mutable_raw_bytes()});
 }
 
 // RMSNormalization-23 (Y of X's type, which the claim makes scale's too)
@@ -472,8 +484,11 @@ class RmsNode final : public ShapedNode<RmsPlan> {
 
   StatusOr<std::vector<Value>> Execute(const RmsPlan& plan, const KernelContext& ctx) override {
     PARITY_ASSIGN_OR_RETURN(Tensor y, NewTensor(scale_type_, plan.x_dims));
-    PARITY_ASSIGN_OR_RETURN(Tensor inv, NewTensor(kF32, plan.inv_dims));
-    if (!plan.empty) RunRms(plan, ctx.tensor(0).raw_bytes(), ctx.tensor(1), y, inv);
+    Tensor inv;
+    if (outputs_ > 1) {
+      PARITY_ASSIGN_OR_RETURN(inv, NewTensor(kF32, plan.inv_dims));
+    }
+    if (!plan.empty) RunRms(plan, ctx.tensor(0).raw_bytes(), ctx.tensor(1), y, outputs_ > 1 ? &inv : nullptr);
     std::vector<Value> out{Value::FromTensor(std::move(y))};
     if (outputs_ > 1) out.push_back(Value::FromTensor(std::move(inv)));
     return out;
@@ -605,7 +620,7 @@ class SkipNormNode final : public ShapedNode<SkipPlan> {
       }
       Stream().wait();
       if (simplified_) {
-        RunRms(plan.rms, sum32.raw_bytes(), ctx.tensor(2), y, inv_std);
+        RunRms(plan.rms, sum32.raw_bytes(), ctx.tensor(2), y, outputs_ > 2 ? &inv_std : nullptr);
       } else {
         PARITY_RETURN_IF_ERROR(RunLayerNorm(plan.norm, sum32_mem, Wrap(y, plan.norm.dst), ctx.tensor(2),
                                             has_beta_ ? &ctx.tensor(3) : nullptr, outputs_ > 1 ? &mean : nullptr,
