@@ -4,8 +4,9 @@ activation that follow it, run as one matmul primitive with post-ops. Each
 case is written here, its expected outputs by the reference (`parity
 expect`), then run with `parity run --adapter onednn --no-fallback`: every
 case must PASS on the device, and the chains the region must not take (Relu,
-a bias that widens the product, a product read twice) must still run, their
-nodes lowered one by one."""
+a bias that widens the product, a product read twice, a Sigmoid whose
+output is read elsewhere) must still run, their nodes lowered one by one.
+SiLU (x * Sigmoid(x)) and a gating Mul after it are among the post-ops."""
 import os
 import subprocess
 import sys
@@ -23,9 +24,10 @@ def write_corpus(root):
     """(case name, how many nodes the region folds into one kernel, or 0 for no region)."""
     cases = []
 
-    def case(name, fused, nodes, inputs, outputs, opset=22):
+    def case(name, fused, nodes, inputs, outputs, opset=22, kernels=1):
+        """kernels: how many the case's nodes make when the region is taken."""
         write_case(root, name, nodes, inputs, outputs, opset=opset)
-        cases.append((name, fused))
+        cases.append((name, fused, kernels))
 
     for dtype in DTYPES:
         elem = DTYPES[dtype][1]
@@ -61,6 +63,23 @@ def write_corpus(root):
                        helper.make_node("Swish", ["q"], ["y"], alpha=1.5)],
              [("a", x(name + "a", [32, 4]), None), ("b", x(name + "b", [32, 16]), None), ("c", x(name + "c", [1, 16]), None)],
              [("y", elem)], opset=24)
+        # SiLU written as x * Sigmoid(x), then the gate of a SwiGLU layer:
+        # one region, beside the gate's own MatMul.
+        name = f"matmul_silu_gate_{dtype}"
+        case(name, 4, [helper.make_node("MatMul", ["a", "w1"], ["p"]), helper.make_node("Sigmoid", ["p"], ["s"]),
+                       helper.make_node("Mul", ["p", "s"], ["silu"]), helper.make_node("MatMul", ["a", "w3"], ["g"]),
+                       helper.make_node("Mul", ["silu", "g"], ["y"])],
+             [("a", x(name + "a", [1, 8, 32]), None), ("w1", x(name + "w1", [32, 16]), None),
+              ("w3", x(name + "w3", [32, 16]), None)], [("y", elem)], kernels=2)
+        name = f"matmul_bias_silu_{dtype}"
+        case(name, 4, [helper.make_node("MatMul", ["a", "b"], ["p"]), helper.make_node("Add", ["c", "p"], ["q"]),
+                       helper.make_node("Sigmoid", ["q"], ["s"]), helper.make_node("Mul", ["s", "q"], ["y"])],
+             [("a", x(name + "a", [4, 32]), None), ("b", x(name + "b", [32, 16]), None), ("c", x(name + "c", [16]), None)],
+             [("y", elem)])
+        name = f"matmul_sigmoid_read_twice_not_silu_{dtype}"  # the Sigmoid's output is a graph output too
+        case(name, 0, [helper.make_node("MatMul", ["a", "b"], ["p"]), helper.make_node("Sigmoid", ["p"], ["s"]),
+                       helper.make_node("Mul", ["p", "s"], ["y"])],
+             [("a", x(name + "a", [4, 32]), None), ("b", x(name + "b", [32, 16]), None)], [("y", elem), ("s", elem)])
         if dtype != "bfloat16":  # Relu of bfloat16 is refused (eltwise.cc)
             name = f"matmul_relu_not_fused_{dtype}"
             case(name, 0, [helper.make_node("MatMul", ["a", "b"], ["p"]), helper.make_node("Relu", ["p"], ["y"])],
@@ -91,17 +110,17 @@ class OneDnnMatMulRegionTest(unittest.TestCase):
             proc = subprocess.run([PARITY, "expect", corpus], capture_output=True, text=True, timeout=600)
             self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
             rows, proc = run(corpus, os.path.join(tmp, "run"), "--no-fallback")
-            self.assertEqual(sorted(rows), sorted(name for name, _ in cases), proc.stdout + proc.stderr)
+            self.assertEqual(sorted(rows), sorted(name for name, _, _ in cases), proc.stdout + proc.stderr)
             failures = [f"{name}: {r['state']} {r.get('message', '')}" for name, r in sorted(rows.items())
                         if r["state"] != "PASS"]
             self.assertEqual(failures, [])
-            for name, fused in cases:
+            for name, fused, expected in cases:
                 # Every node on the device; a region is one kernel, unfused nodes one each.
                 row = rows[name]
                 self.assertEqual(list(row["placement"]), ["cpu"], name)
                 kernels = row["kernels_compiled"] + row["kernels_deferred"]
                 if fused:
-                    self.assertEqual(kernels, 1, name)
+                    self.assertEqual(kernels, expected, name)
                 else:
                     self.assertGreater(kernels, 1, name)
 

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""The oneDNN region of projections.cc: sibling MatMuls of one input by
+initializer weights, each followed by a Reshape into heads and a Transpose,
+run as one kernel (one matmul, one reorder per output). Each case is written
+here, its expected outputs by the reference (`parity expect`), then run with
+`parity run --adapter onednn --no-fallback`: every case must PASS on the
+device; a fused case is one kernel, and the cases the region must not take
+(weights that are graph inputs, a lone projection, a Reshape that does not
+split the last dim) run node by node."""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+from onnx import helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from eltwise_test import ADAPTER_BUILT, DTYPES, PARITY, data, run, write_case  # noqa: E402
+
+
+def projection(a, w, shape, out, perm=(0, 2, 1, 3)):
+    return [helper.make_node("MatMul", [a, w], [out + "_p"]), helper.make_node("Reshape", [out + "_p", shape], [out + "_r"]),
+            helper.make_node("Transpose", [out + "_r"], [out], perm=list(perm))]
+
+
+def write_corpus(root):
+    """(case name, kernels the case makes)."""
+    cases = []
+    for dtype in DTYPES:
+        elem = DTYPES[dtype][1]
+
+        def x(name, shape):
+            return data(name, dtype, shape, special=False, low=-1.0, high=1.0)
+
+        def case(name, kernels, nodes, inputs, initializers, outputs):
+            write_case(root, name, nodes, inputs, [(o, elem) for o in outputs], opset=21, initializers=initializers)
+            cases.append((name, kernels))
+
+        shapes = [("q_shape", np.array([1, 8, 4, 16], np.int64)), ("kv_shape", np.array([1, 8, 2, 16], np.int64))]
+        name = f"qkv_{dtype}"
+        case(name, 1, projection("a", "wq", "q_shape", "q") + projection("a", "wk", "kv_shape", "k") +
+             projection("a", "wv", "kv_shape", "v"),
+             [("a", x(name + "a", [1, 8, 64]), None)],
+             [("wq", x(name + "wq", [64, 64])), ("wk", x(name + "wk", [64, 32])), ("wv", x(name + "wv", [64, 32]))] + shapes,
+             ["q", "k", "v"])
+        name = f"two_projections_other_perm_{dtype}"  # any permutation; A of rank 2
+        case(name, 1, projection("a", "wq", "q_shape", "q", perm=(2, 0, 1)) + projection("a", "wk", "k_shape", "k", perm=(2, 0, 1)),
+             [("a", x(name + "a", [8, 64]), None)],
+             [("wq", x(name + "wq", [64, 64])), ("wk", x(name + "wk", [64, 32])),
+              ("q_shape", np.array([8, 4, 16], np.int64)), ("k_shape", np.array([8, 2, 16], np.int64))], ["q", "k"])
+        name = f"weights_are_inputs_not_fused_{dtype}"
+        case(name, 6, projection("a", "wq", "q_shape", "q") + projection("a", "wk", "kv_shape", "k"),
+             [("a", x(name + "a", [1, 8, 64]), None), ("wq", x(name + "wq", [64, 64]), None),
+              ("wk", x(name + "wk", [64, 32]), None)], shapes, ["q", "k"])
+        name = f"one_projection_not_fused_{dtype}"
+        case(name, 3, projection("a", "wq", "q_shape", "q"), [("a", x(name + "a", [1, 8, 64]), None)],
+             [("wq", x(name + "wq", [64, 64]))] + shapes[:1], ["q"])
+        name = f"reshape_not_a_split_not_fused_{dtype}"  # [1, 8, 64] -> [1, 4, 2, 64] moves rows
+        case(name, 6, projection("a", "wq", "q_shape", "q") + projection("a", "wk", "k_shape", "k"),
+             [("a", x(name + "a", [1, 8, 64]), None)],
+             [("wq", x(name + "wq", [64, 64])), ("wk", x(name + "wk", [64, 64])),
+              ("q_shape", np.array([1, 4, 2, 64], np.int64)), ("k_shape", np.array([1, 8, 4, 16], np.int64))], ["q", "k"])
+    return cases
+
+
+@unittest.skipUnless(ADAPTER_BUILT, "the oneDNN adapter is not built")
+class OneDnnProjectionsTest(unittest.TestCase):
+    maxDiff = None
+
+    def test_projections_are_one_kernel_and_pass(self):
+        with tempfile.TemporaryDirectory(prefix="parity-onednn-projections-test-") as tmp:
+            corpus = os.path.join(tmp, "cases")
+            cases = write_corpus(corpus)
+            proc = subprocess.run([PARITY, "expect", corpus], capture_output=True, text=True, timeout=600)
+            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+            rows, proc = run(corpus, os.path.join(tmp, "run"), "--no-fallback")
+            self.assertEqual(sorted(rows), sorted(name for name, _ in cases), proc.stdout + proc.stderr)
+            failures = [f"{name}: {r['state']} {r.get('message', '')}" for name, r in sorted(rows.items())
+                        if r["state"] != "PASS"]
+            self.assertEqual(failures, [])
+            for name, kernels in cases:
+                row = rows[name]
+                self.assertEqual(list(row["placement"]), ["cpu"], name)
+                self.assertEqual(row["kernels_compiled"] + row["kernels_deferred"], kernels, name)
+
+
+if __name__ == "__main__":
+    unittest.main()
