@@ -72,9 +72,25 @@ struct Group {
 class AttentionNode final : public LoweredNode {
  public:
   explicit AttentionNode(DataType type) : type_(type), dt_(*DnnlType(type)) {}
+  // The runner of a region that ends in the Transpose and Reshape merging
+  // Y's heads (LowerAttentionMergedHeads): `node` is the Attention node,
+  // whose attributes and opset the region's own node does not carry, and
+  // Y is written as [batch, seq, heads * size] straight away.
+  AttentionNode(DataType type, const onnx::NodeProto& node, int64_t opset)
+      : type_(type), dt_(*DnnlType(type)), attention_(node), opset_(opset) {}
   bool deferred() const override { return true; }  // the key lengths are read from the inputs
 
   StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
+    if (!attention_) return RunAs(ctx);
+    std::vector<const Value*> inputs;
+    for (size_t i = 0; i < ctx.input_count(); ++i) inputs.push_back(ctx.has_input(i) ? &ctx.input(i) : nullptr);
+    return RunAs(KernelContext(*attention_, std::move(inputs), opset_, nullptr));
+  }
+
+ private:
+  bool merged_heads() const { return attention_.has_value(); }
+
+  StatusOr<std::vector<Value>> RunAs(const KernelContext& ctx) {
     PARITY_ASSIGN_OR_RETURN(const AttentionProblem p, ops::attention::MakeProblem(ctx));
     for (const Tensor* t : {p.q.tensor, p.k.tensor, p.v.tensor, p.past_key, p.past_value}) {
       if (t && t->dtype() != type_) return ctx.Error("was lowered for ", DataTypeName(type_), " inputs, got ", t->Description());
@@ -86,7 +102,6 @@ class AttentionNode final : public LoweredNode {
     }
   }
 
- private:
   StatusOr<std::vector<Value>> Compute(const KernelContext& ctx, const AttentionProblem& p);
   Status Present(const AttentionProblem& p, const ops::attention::HeadLayout& current, const Tensor* past,
                  Tensor& present);
@@ -106,6 +121,8 @@ class AttentionNode final : public LoweredNode {
   std::vector<char> masked_rows_;
   const Tensor* mask_tensor_ = nullptr;  // input 3 of the current run
   float scale_ = 1;
+  std::optional<onnx::NodeProto> attention_;  // a merged-heads region's Attention node
+  int64_t opset_ = 0;
 };
 
 // Strides of 4-D [batch, heads, seq, size] rows, or of 3-D [batch, seq, heads * size].
@@ -264,7 +281,8 @@ StatusOr<const GroupPlan*> AttentionNode::Plan(const AttentionProblem& p, const 
   plan->pv_bound = BoundPrimitive(plan->pv, {{DNNL_ARG_SRC, plan->scores}, {DNNL_ARG_WEIGHTS, v_read}, {DNNL_ARG_DST, plan->y}});
   // y is [n, kv heads, group * seq, dv], which is [n, q heads, seq, dv]: into Y's layout.
   const int64_t hq = p.q_heads, s_len = p.q_len;
-  const RowStrides y_rows = p.q.three_d ? RowStrides{s_len * hq * dv, dv, hq * dv} : RowStrides{hq * s_len * dv, s_len * dv, dv};
+  const bool y_three_d = p.q.three_d || merged_heads();
+  const RowStrides y_rows = y_three_d ? RowStrides{s_len * hq * dv, dv, hq * dv} : RowStrides{hq * s_len * dv, s_len * dv, dv};
   const dnnl::memory::desc y_plain({n, hq, s_len, dv}, dnnl_dt::f32, tag::abcd);
   const dnnl::memory::desc y_view = RowsDesc(n, hq, s_len, dv, y_rows, dt_);
   plan->y_out = BoundPrimitive(dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), y_plain, Engine(), y_view)),
@@ -306,7 +324,8 @@ StatusOr<std::vector<Value>> AttentionNode::Compute(const KernelContext& ctx, co
     q_base = q_rows_.data();
   }
 
-  PARITY_ASSIGN_OR_RETURN(Tensor y, NewTensor(type_, p.q.three_d ? std::vector<int64_t>{batch, s_len, hq * dv}
+  const bool y_three_d = p.q.three_d || merged_heads();
+  PARITY_ASSIGN_OR_RETURN(Tensor y, NewTensor(type_, y_three_d ? std::vector<int64_t>{batch, s_len, hq * dv}
                                                                  : std::vector<int64_t>{batch, hq, s_len, dv}));
   const bool want_qk = ctx.output_requested(3);
   Tensor qk;
@@ -314,7 +333,7 @@ StatusOr<std::vector<Value>> AttentionNode::Compute(const KernelContext& ctx, co
     PARITY_ASSIGN_OR_RETURN(qk, NewTensor(type_, {batch, hq, s_len, total}));
   }
   const int qk_mode = want_qk ? static_cast<int>(p.qk_mode) : -1;
-  const RowStrides y_rows = p.q.three_d ? RowStrides{s_len * hq * dv, dv, hq * dv} : RowStrides{hq * s_len * dv, s_len * dv, dv};
+  const RowStrides y_rows = y_three_d ? RowStrides{s_len * hq * dv, dv, hq * dv} : RowStrides{hq * s_len * dv, s_len * dv, dv};
 
   // The groups: every batch entry at once, or one at a time with its own
   // key count when nonpad_kv_seqlen is given (all keys when the QK output,
@@ -432,9 +451,47 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerAttention(const NodeView& view) {
   return std::unique_ptr<LoweredNode>(std::make_unique<AttentionNode>(*view.input_type(0)));
 }
 
+// Attention whose Y goes only through Transpose(perm 0, 2, 1, 3) and a
+// Reshape to [batch, seq, heads * size], as exporters write the merge of
+// the heads: one region whose Y is written in that layout by the reorder
+// that rounds it anyway, one node and one primitive fewer.
+StatusOr<std::optional<RegionClaim>> LowerAttentionMergedHeads(const RegionView& region) {
+  const int anchor = region.anchor();
+  const NodeView attention = region.view(anchor);
+  const onnx::NodeProto& node = attention.node();
+  for (int i = 1; i < node.output_size(); ++i) {
+    if (!node.output(i).empty()) return std::optional<RegionClaim>();
+  }
+  if (attention.input_rank(0) != 4 || !LowerAttention(attention).ok()) return std::optional<RegionClaim>();
+  const int transpose = region.sole_consumer(anchor);
+  if (transpose < 0 || region.node(transpose).op_type() != "Transpose" ||
+      !(region.node(transpose).domain().empty() || region.node(transpose).domain() == "ai.onnx") ||
+      region.view(transpose).GetInts("perm") != std::vector<int64_t>{0, 2, 1, 3}) {
+    return std::optional<RegionClaim>();
+  }
+  const int reshape = region.sole_consumer(transpose);
+  if (reshape < 0 || region.node(reshape).op_type() != "Reshape" || region.view(reshape).opset() < 5 ||
+      region.node(reshape).input(0) != region.node(transpose).output(0)) {
+    return std::optional<RegionClaim>();
+  }
+  const std::vector<int64_t>* moved = region.facts().StaticDims(region.node(transpose).output(0));
+  const std::vector<int64_t>* merged = region.facts().StaticDims(region.node(reshape).output(0));
+  if (!moved || !merged || moved->size() != 4 ||
+      *merged != std::vector<int64_t>{(*moved)[0], (*moved)[1], (*moved)[2] * (*moved)[3]}) {
+    return std::optional<RegionClaim>();
+  }
+  RegionClaim claim;
+  claim.nodes = {anchor, transpose, reshape};
+  claim.inputs.assign(node.input().begin(), node.input().end());
+  claim.outputs = {region.node(reshape).output(0)};
+  claim.runner = std::make_unique<AttentionNode>(*attention.input_type(0), node, attention.opset());
+  return std::optional<RegionClaim>(std::move(claim));
+}
+
 }  // namespace
 
 void AddAttentionLowerings(Lowering& lowering) {
+  lowering.AddRegion("Attention", LowerAttentionMergedHeads);
   lowering.Add("Attention", LowerAttention);
   lowering.Add("TensorScatter", LowerTensorScatter);
   lowering.Add("RotaryEmbedding", LowerRotaryEmbedding);

@@ -2,7 +2,8 @@
 """Cases of the oneDNN attention family that the corpora lack: Attention in
 bfloat16 and float16 with grouped-query heads, 3-D inputs, broadcast bool
 and float masks, nonpad_kv_seqlen with the QK output in each mode, the soft
-cap and a past cache; TensorScatter on integer and 16-bit caches, circular;
+cap and a past cache, and with its heads merged after it (one region);
+TensorScatter on integer and 16-bit caches, circular;
 RotaryEmbedding in bfloat16, interleaved, with position_ids. Each case is
 written with `parity expect` (the reference's outputs) and run with
 `parity run --adapter onednn`; the test asserts PASS and that the node ran
@@ -31,13 +32,16 @@ NP_TYPES = {TensorProto.FLOAT: np.float32, TensorProto.FLOAT16: np.float16, Tens
             TensorProto.INT64: np.int64, TensorProto.BOOL: np.bool_, TensorProto.INT32: np.int32}
 
 
-def write_case(root: str, name: str, node: onnx.NodeProto, inputs: dict, outputs: list, opset: int) -> str:
-    """inputs: name -> array (in the node's order; None for an absent one)."""
+def write_case(root: str, name: str, node: onnx.NodeProto, inputs: dict, outputs: list, opset: int,
+               after: tuple = (), initializers: tuple = ()) -> str:
+    """inputs: name -> array (in the node's order; None for an absent one);
+    after: nodes that follow `node`; initializers: (name, array)."""
     rng_inputs = [(n, a) for n, a in inputs.items() if a is not None]
     graph_inputs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
                     for n, a in rng_inputs]
     graph_outputs = [helper.make_tensor_value_info(n, TensorProto.UNDEFINED, None) for n in outputs]
-    graph = helper.make_graph([node], name, graph_inputs, graph_outputs)
+    graph = helper.make_graph([node, *after], name, graph_inputs, graph_outputs,
+                              initializer=[numpy_helper.from_array(a, n) for n, a in initializers])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=10)
     case_dir = os.path.join(root, name)
     data = os.path.join(case_dir, "test_data_set_0")
@@ -122,6 +126,22 @@ class AttentionFamilyTest(unittest.TestCase):
         node = helper.make_node("Attention", [n if a is not None else "" for n, a in inputs.items()], ["Y"],
                                 is_causal=1)
         self.check("attention_nonpad_decode_bfloat16", node, inputs, ["Y"])
+
+    def test_attention_with_heads_merged_after_it_is_one_kernel(self):
+        # Y through Transpose(0, 2, 1, 3) and Reshape to [batch, seq, heads * size]:
+        # one region, Y written in that layout.
+        for dtype, suffix in ((ml_dtypes.bfloat16, "bfloat16"), (np.float32, "float32")):
+            inputs = self.attention_inputs(dtype, 2, 4, 2, 3, 5, 8, three_d=False)
+            node = helper.make_node("Attention", list(inputs), ["Y"], is_causal=1)
+            after = (helper.make_node("Transpose", ["Y"], ["T"], perm=[0, 2, 1, 3]),
+                     helper.make_node("Reshape", ["T", "shape"], ["merged"]))
+            name = f"attention_heads_merged_{suffix}"
+            case_dir = write_case(self.tmp.name, name, node, inputs, ["merged"], 24, after=after,
+                                  initializers=(("shape", np.array([2, 3, 32], np.int64)),))
+            result = run_onednn(case_dir, os.path.join(self.tmp.name, "run-" + name))
+            self.assertEqual(result["state"], "PASS", f"{name}: {result.get('message', '')}")
+            self.assertEqual(result["placement"], {"cpu": 3}, name)
+            self.assertEqual(result["kernels_compiled"] + result["kernels_deferred"], 1, name)
 
     def test_tensor_scatter_types_circular(self):
         for dtype, suffix in ((np.int64, "int64"), (ml_dtypes.bfloat16, "bfloat16"), (np.float16, "float16")):
