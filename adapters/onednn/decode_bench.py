@@ -138,10 +138,16 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=10, help="warm repeats of each session creation")
     parser.add_argument("--steps", type=int, default=20, help="runs of each exported model in one session")
+    parser.add_argument("--in-process-only", action="store_true",
+                        help="only the exported models' step in a loop inside one process")
+    parser.add_argument("--rounds", type=int, default=8, help="alternating rounds of the in-process loop")
     args = parser.parse_args(argv)
     if not os.access(args.parity, os.X_OK):
         print(f"decode_bench: no parity binary at {args.parity}", file=sys.stderr)
         return 2
+    if args.in_process_only:
+        in_process(args.parity, args.threads, args.rounds)
+        return 0
     cases = write_bench_cases(args.parity, os.path.join(args.work, "corpus"))
     cases += [repeated_steps(os.path.join(ROOT, "cases", "models", m), os.path.join(args.work, "corpus"), args.steps)
               for m in MODELS]
@@ -174,36 +180,32 @@ def main(argv=None) -> int:
             # runs, its float32 one.
             print(f"{name:<34} median step oneDNN bfloat16 / ONNX Runtime float32 = "
                   f"{a['decode'] / onnxruntime_float32['decode']:.2f}")
-    in_process(args.parity, args.threads)
+    in_process(args.parity, args.threads, args.rounds)
     return 1 if failed else 0
 
 
-def in_process(parity: str, threads: int, runs: int = 2000) -> None:
+def in_process(parity: str, threads: int, rounds: int = 8, runs: int = 1500) -> None:
     """The exported models' step in a loop inside one process each, without
     the workers around it: the oneDNN adapter's run through parity_bench's
     AdapterRun (with the workers' malloc setting, spec/protocol/README.md)
-    and ONNX Runtime's InferenceSession.run, on the same inputs."""
+    and ONNX Runtime's InferenceSession.run, on the same inputs. The two
+    alternate, round by round, and each round gives a ratio: on a shared
+    machine the load changes within seconds, so a ratio of two measurements
+    taken minutes apart says more about the load than about the adapters."""
     import onnxruntime
     bench = os.path.join(os.path.dirname(parity), "parity_bench")
+    if not os.access(bench, os.X_OK):
+        print(f"\nin one process: {bench} is not built")
+        return
     dirs = [os.path.join(ROOT, "cases", "models", m) for m in MODELS]
     env = dict(os.environ, PARITY_THREADS=str(threads), PARITY_BENCH_CASES=":".join(dirs),
                PARITY_BENCH_ADAPTER=os.path.join(os.path.dirname(parity), "adapters", "libparity_adapter_onednn.so"))
     env.setdefault("GLIBC_TUNABLES", "glibc.malloc.tcache_count=1024")
-    onednn = {}
-    if os.access(bench, os.X_OK):
-        out = subprocess.run([bench, "--benchmark_filter=AdapterRun", "--benchmark_repetitions=3",
-                              "--benchmark_report_aggregates_only=true", "--benchmark_format=json"],
-                             env=env, cwd=ROOT, capture_output=True, text=True, check=False)
-        for b in json.loads(out.stdout or "{}").get("benchmarks", []):
-            if b.get("aggregate_name") == "median":
-                onednn[b["run_name"].split("/")[-1]] = b["real_time"] / 1000.0  # us -> ms
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
-    print(f"\nin one process (ms): oneDNN's run, the median of 3 repetitions of parity_bench AdapterRun (each "
-          f"a mean over its iterations), against ONNX Runtime's InferenceSession.run, the median of {runs} runs")
+    sessions = {}
     for d in dirs:
-        name = os.path.basename(d)
         session = onnxruntime.InferenceSession(os.path.join(d, "model.onnx"), options,
                                                providers=["CPUExecutionProvider"])
         feeds = {}
@@ -214,15 +216,33 @@ def in_process(parity: str, threads: int, runs: int = 2000) -> None:
             feeds[value.name] = numpy_helper.to_array(tensor)
         for _ in range(100):
             session.run(None, feeds)
-        times = []
-        for _ in range(runs):
-            start = time.perf_counter()
-            session.run(None, feeds)
-            times.append((time.perf_counter() - start) * 1000.0)
-        ort = statistics.median(times)
-        a = onednn.get(name)
-        ratio = f"{a / ort:.2f}" if a else "n/a"
-        print(f"{name:<34} oneDNN {fmt(a)}  ONNX Runtime {ort:.3f}  ratio {ratio}")
+        sessions[os.path.basename(d)] = (session, feeds)
+    onednn, ort, ratios = ({name: [] for name in sessions} for _ in range(3))
+    for _ in range(rounds):
+        out = subprocess.run([bench, "--benchmark_filter=AdapterRun", "--benchmark_min_time=0.3",
+                              "--benchmark_format=json"], env=env, cwd=ROOT, capture_output=True, text=True,
+                             check=False)
+        mean_us = {b["run_name"].split("/")[-1]: b["real_time"] for b in json.loads(out.stdout or "{}").get("benchmarks", [])}
+        for name, (session, feeds) in sessions.items():
+            times = []
+            for _ in range(runs):
+                start = time.perf_counter()
+                session.run(None, feeds)
+                times.append((time.perf_counter() - start) * 1e6)
+            if name not in mean_us:
+                continue
+            onednn[name].append(mean_us[name] / 1000.0)
+            ort[name].append(statistics.median(times) / 1000.0)
+            ratios[name].append(onednn[name][-1] / ort[name][-1])
+    print(f"\nin one process (ms), {rounds} rounds, each oneDNN's run (parity_bench AdapterRun, a mean over "
+          f"0.3 s of iterations) then ONNX Runtime's InferenceSession.run (the median of {runs} runs): the medians "
+          f"of the rounds, and the median and range of the rounds' ratios")
+    for name in sessions:
+        if not ratios[name]:
+            print(f"{name:<34} parity_bench gave no figure")
+            continue
+        print(f"{name:<34} oneDNN {statistics.median(onednn[name]):.3f}  ONNX Runtime {statistics.median(ort[name]):.3f}  "
+              f"ratio {statistics.median(ratios[name]):.2f} ({min(ratios[name]):.2f} to {max(ratios[name]):.2f})")
 
 
 if __name__ == "__main__":
