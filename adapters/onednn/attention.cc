@@ -464,13 +464,12 @@ StatusOr<std::optional<RegionClaim>> LowerAttentionMergedHeads(const RegionView&
   }
   if (attention.input_rank(0) != 4 || !LowerAttention(attention).ok()) return std::optional<RegionClaim>();
   const int transpose = region.sole_consumer(anchor);
-  if (transpose < 0 || region.node(transpose).op_type() != "Transpose" ||
-      !(region.node(transpose).domain().empty() || region.node(transpose).domain() == "ai.onnx") ||
+  if (transpose < 0 || !IsOnnxOp(region.view(transpose), "Transpose") ||
       region.view(transpose).GetInts("perm") != std::vector<int64_t>{0, 2, 1, 3}) {
     return std::optional<RegionClaim>();
   }
   const int reshape = region.sole_consumer(transpose);
-  if (reshape < 0 || region.node(reshape).op_type() != "Reshape" || region.view(reshape).opset() < 5 ||
+  if (reshape < 0 || !IsOnnxOp(region.view(reshape), "Reshape") || region.view(reshape).opset() < 5 ||
       region.node(reshape).input(0) != region.node(transpose).output(0)) {
     return std::optional<RegionClaim>();
   }

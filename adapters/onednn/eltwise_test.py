@@ -269,6 +269,18 @@ def write_refused(root):
     return names
 
 
+def expect_and_run_all_pass(test, corpus, names, out, *extra):
+    """`parity expect` over `corpus`, then `run`; asserts that exactly the
+    cases `names` ran and every one passed. Returns the rows by case."""
+    proc = subprocess.run([PARITY, "expect", corpus], capture_output=True, text=True, timeout=600)
+    test.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+    rows, proc = run(corpus, out, *extra)
+    test.assertEqual(sorted(rows), sorted(names), proc.stdout + proc.stderr)
+    failures = [f"{name}: {r['state']} {r.get('message', '')}" for name, r in sorted(rows.items()) if r["state"] != "PASS"]
+    test.assertEqual(failures, [])
+    return rows
+
+
 def run(cases, out, *extra):
     proc = subprocess.run([PARITY, "run", "--adapter", "onednn", "--cases", cases, "--out", out, "--fresh",
                            "--jobs", "1", "--progress", "quiet", *extra], capture_output=True, text=True, timeout=600)

@@ -194,16 +194,6 @@ std::optional<Activation> FusableActivation(const NodeView& view) {
   return std::nullopt;
 }
 
-// Whether `dims` broadcasts to `out` without widening it.
-bool BroadcastsInto(const std::vector<int64_t>& dims, const std::vector<int64_t>& out) {
-  if (dims.size() > out.size()) return false;
-  const std::vector<int64_t> padded = LeftPad(dims, out.size());
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (padded[i] != 1 && padded[i] != out[i]) return false;
-  }
-  return true;
-}
-
 struct FusedPlan {
   // The matmul with its arguments bound in the order A, B, dst, [alpha],
   // then the region's other inputs (C, bias, gate) as they come.
@@ -309,10 +299,6 @@ class FusedMatMulNode final : public ShapedNode<FusedPlan> {
 
 // No region at this anchor: the single-node lowering is tried.
 StatusOr<std::optional<RegionClaim>> NoRegion() { return std::optional<RegionClaim>(); }
-
-bool IsOnnxOp(const NodeView& view, std::string_view op) {
-  return view.node().op_type() == op && (view.node().domain().empty() || view.node().domain() == "ai.onnx");
-}
 
 // SiLU as exporters write it: `value` (output 0 of node `producer`) read by
 // exactly a Sigmoid and a Mul of it by that Sigmoid's output, neither a

@@ -8,7 +8,6 @@ a bias that widens the product, a product read twice, a Sigmoid whose
 output is read elsewhere) must still run, their nodes lowered one by one.
 SiLU (x * Sigmoid(x)) and a gating Mul after it are among the post-ops."""
 import os
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -17,7 +16,7 @@ import numpy as np
 from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from eltwise_test import ADAPTER_BUILT, DTYPES, PARITY, data, run, write_case  # noqa: E402
+from eltwise_test import ADAPTER_BUILT, DTYPES, data, expect_and_run_all_pass, write_case  # noqa: E402
 
 
 def write_corpus(root):
@@ -107,13 +106,8 @@ class OneDnnMatMulRegionTest(unittest.TestCase):
         with tempfile.TemporaryDirectory(prefix="parity-onednn-region-test-") as tmp:
             corpus = os.path.join(tmp, "cases")
             cases = write_corpus(corpus)
-            proc = subprocess.run([PARITY, "expect", corpus], capture_output=True, text=True, timeout=600)
-            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-            rows, proc = run(corpus, os.path.join(tmp, "run"), "--no-fallback")
-            self.assertEqual(sorted(rows), sorted(name for name, _, _ in cases), proc.stdout + proc.stderr)
-            failures = [f"{name}: {r['state']} {r.get('message', '')}" for name, r in sorted(rows.items())
-                        if r["state"] != "PASS"]
-            self.assertEqual(failures, [])
+            rows = expect_and_run_all_pass(self, corpus, [name for name, _, _ in cases], os.path.join(tmp, "run"),
+                                           "--no-fallback")
             for name, fused, expected in cases:
                 # Every node on the device; a region is one kernel, unfused nodes one each.
                 row = rows[name]

@@ -222,6 +222,19 @@ StatusOr<MatMulShapes> NumpyMatMulShapes(std::vector<int64_t> a, std::vector<int
   return s;
 }
 
+bool BroadcastsInto(const std::vector<int64_t>& dims, const std::vector<int64_t>& out) {
+  if (dims.size() > out.size()) return false;
+  const std::vector<int64_t> padded = LeftPad(dims, out.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (padded[i] != 1 && padded[i] != out[i]) return false;
+  }
+  return true;
+}
+
+bool IsOnnxOp(const NodeView& view, std::string_view op) {
+  return view.node().op_type() == op && (view.node().domain().empty() || view.node().domain() == "ai.onnx");
+}
+
 Status RequireSameComputedFloat(const NodeView& node, std::vector<int> inputs) {
   std::optional<DataType> first;
   for (int i : inputs) {

@@ -101,6 +101,12 @@ struct MatMulShapes {
 };
 StatusOr<MatMulShapes> NumpyMatMulShapes(std::vector<int64_t> a, std::vector<int64_t> b);
 
+// Whether `dims` broadcasts to `out` (numpy's rules) without widening it.
+bool BroadcastsInto(const std::vector<int64_t>& dims, const std::vector<int64_t>& out);
+
+// Whether `view` is the ONNX operator `op` (the default domain).
+bool IsOnnxOp(const NodeView& view, std::string_view op);
+
 // The input types a lowering of a floating-point kernel accepts: every
 // input `node` has among `inputs` must have a known type, all the same,
 // that this CPU computes; otherwise why not (kUnimplemented).

@@ -126,10 +126,6 @@ class ProjectionsNode final : public ShapedNode<ProjectionsPlan> {
   std::vector<uint8_t> weights_, product_;
 };
 
-bool IsOnnxOp(const NodeView& view, std::string_view op) {
-  return view.node().op_type() == op && (view.node().domain().empty() || view.node().domain() == "ai.onnx");
-}
-
 bool AllPositive(const std::vector<int64_t>& dims) {
   return std::all_of(dims.begin(), dims.end(), [](int64_t d) { return d > 0; });
 }

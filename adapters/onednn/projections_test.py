@@ -8,7 +8,6 @@ device; a fused case is one kernel, and the cases the region must not take
 (weights that are graph inputs, a lone projection, a Reshape that does not
 split the last dim) run node by node."""
 import os
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -17,7 +16,7 @@ import numpy as np
 from onnx import helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from eltwise_test import ADAPTER_BUILT, DTYPES, PARITY, data, run, write_case  # noqa: E402
+from eltwise_test import ADAPTER_BUILT, DTYPES, data, expect_and_run_all_pass, write_case  # noqa: E402
 
 
 def projection(a, w, shape, out, perm=(0, 2, 1, 3)):
@@ -73,13 +72,8 @@ class OneDnnProjectionsTest(unittest.TestCase):
         with tempfile.TemporaryDirectory(prefix="parity-onednn-projections-test-") as tmp:
             corpus = os.path.join(tmp, "cases")
             cases = write_corpus(corpus)
-            proc = subprocess.run([PARITY, "expect", corpus], capture_output=True, text=True, timeout=600)
-            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-            rows, proc = run(corpus, os.path.join(tmp, "run"), "--no-fallback")
-            self.assertEqual(sorted(rows), sorted(name for name, _ in cases), proc.stdout + proc.stderr)
-            failures = [f"{name}: {r['state']} {r.get('message', '')}" for name, r in sorted(rows.items())
-                        if r["state"] != "PASS"]
-            self.assertEqual(failures, [])
+            rows = expect_and_run_all_pass(self, corpus, [name for name, _ in cases], os.path.join(tmp, "run"),
+                                           "--no-fallback")
             for name, kernels in cases:
                 row = rows[name]
                 self.assertEqual(list(row["placement"]), ["cpu"], name)

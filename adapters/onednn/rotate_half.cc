@@ -94,26 +94,12 @@ class RotateHalfNode final : public ShapedNode<RotateHalfPlan> {
   std::vector<float> t_;
 };
 
-bool IsOnnxOp(const NodeView& view, std::string_view op) {
-  return view.node().op_type() == op && (view.node().domain().empty() || view.node().domain() == "ai.onnx");
-}
-
 // The other input of a two-input node that reads `value` once; empty if it does not.
 std::string OtherInput(const onnx::NodeProto& node, const std::string& value) {
   if (node.input_size() != 2) return "";
   if (node.input(0) == value && node.input(1) != value) return node.input(1);
   if (node.input(1) == value && node.input(0) != value) return node.input(0);
   return "";
-}
-
-// Whether `dims` broadcasts to `out` without widening it.
-bool BroadcastsInto(const std::vector<int64_t>& dims, const std::vector<int64_t>& out) {
-  if (dims.size() > out.size()) return false;
-  const std::vector<int64_t> padded = LeftPad(dims, out.size());
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (padded[i] != 1 && padded[i] != out[i]) return false;
-  }
-  return true;
 }
 
 // The region around `x`, the value both the Split and the Mul by cos read.

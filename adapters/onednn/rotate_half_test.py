@@ -7,7 +7,6 @@ nodes as one kernel on the device (also with --no-fallback), and the
 patterns the region must not take (halves concatenated the other way, an
 intermediate that is also a graph output) must still run, node by node."""
 import os
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -15,7 +14,7 @@ import unittest
 from onnx import helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from eltwise_test import ADAPTER_BUILT, DTYPES, PARITY, data, run, write_case  # noqa: E402
+from eltwise_test import ADAPTER_BUILT, DTYPES, data, expect_and_run_all_pass, run, write_case  # noqa: E402
 
 
 def rotate_half(x, cos, sin, y, opset, split_first=False, swapped=False, concat=("neg", "x1")):
@@ -69,13 +68,7 @@ class OneDnnRotateHalfTest(unittest.TestCase):
         with tempfile.TemporaryDirectory(prefix="parity-onednn-rotate-half-test-") as tmp:
             corpus = os.path.join(tmp, "cases")
             cases = write_corpus(corpus)
-            proc = subprocess.run([PARITY, "expect", corpus], capture_output=True, text=True, timeout=600)
-            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-            rows, proc = run(corpus, os.path.join(tmp, "run"))
-            self.assertEqual(sorted(rows), sorted(name for name, _ in cases), proc.stdout + proc.stderr)
-            failures = [f"{name}: {r['state']} {r.get('message', '')}" for name, r in sorted(rows.items())
-                        if r["state"] != "PASS"]
-            self.assertEqual(failures, [])
+            rows = expect_and_run_all_pass(self, corpus, [name for name, _ in cases], os.path.join(tmp, "run"))
             for name, fused in cases:
                 row = rows[name]
                 kernels = row["kernels_compiled"] + row["kernels_deferred"]
