@@ -363,8 +363,9 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerBatchNormalization(const NodeView& v
 // --- Root mean square (RMSNormalization, SimplifiedLayerNormalization) ----
 
 // y = x * scale / rms with rms = sqrt(mean of x^2 over [axis, rank) +
-// epsilon): the squares (a binary), their mean (a reduction) with epsilon
-// and the square root as eltwise post-ops, all in float32, then one binary
+// epsilon): the sums of squares (a batched matmul of x by itself, or a
+// binary and a reduction) with the mean, epsilon and the square root as
+// eltwise post-ops, all in float32, then one binary
 // multiply of x by scale with the division by rms as a binary post-op,
 // which rounds y once to its type. inv_rms = 1 / rms (one binary divide)
 // is made only when an output asks for it. Not the power -1/2 as a
@@ -377,10 +378,12 @@ struct RmsPlan {
   // post-ops, on its reference implementation only, which took most of a
   // small decoder's step; the JIT mean of squares does the same sums.
   // Each with its arguments bound (BoundPrimitive): square (x, x, squares),
-  // stats (squares, rms; or x, x, rms when stats_is_binary), apply (x,
+  // stats (squares, rms; or x, x, rms when stats_is_binary or
+  // stats_is_product), apply (x,
   // scale, y, rms), invert (ones, rms, inv).
   BoundPrimitive square, stats, apply, invert;
   bool stats_is_binary = false;
+  bool stats_is_product = false;  // stats is a batched matmul (x, x, rms)
   dnnl::memory::desc x, squares, inv, scale, y;
   std::vector<int64_t> x_dims, inv_dims;
   bool empty = false;
@@ -422,7 +425,34 @@ StatusOr<RmsPlan> MakeRmsPlan(const std::vector<int64_t>& x, DataType x_type, co
   finish.append_eltwise(algorithm::eltwise_sqrt, 0.0f, 0.0f);
   dnnl::primitive_attr stats_attr;
   stats_attr.set_post_ops(finish);
+  // The sums of squares as one batched matmul of x by itself: each row of
+  // the block [1, block] by itself as [block, 1], summed in float32, with
+  // the mean, epsilon and the root as post-ops: one primitive where the
+  // square and the reduction are two (2.1 against 3.0 us for 8 rows of 64
+  // here). Where oneDNN has no such matmul for the type, those two.
   if (block > 1) {
+    const int64_t rows = Product(x, 0, x.size()) / block;
+    const dnnl_dt dt = *DnnlType(x_type);
+    const dnnl::memory::desc row({rows, 1, block}, dt, {block, block, 1});
+    const dnnl::memory::desc column({rows, block, 1}, dt, {block, 1, 1});
+    const dnnl::memory::desc sums({rows, 1, 1}, dnnl_dt::f32, {1, 1, 1});
+    dnnl::post_ops mean_finish;  // sum of squares -> sqrt(sum / block + epsilon)
+    mean_finish.append_eltwise(algorithm::eltwise_linear, 1.0f / static_cast<float>(block), epsilon);
+    mean_finish.append_eltwise(algorithm::eltwise_sqrt, 0.0f, 0.0f);
+    dnnl::primitive_attr product_attr;
+    product_attr.set_post_ops(mean_finish);
+    try {
+      plan.stats = BoundPrimitive(
+          dnnl::matmul(dnnl::matmul::primitive_desc(Engine(), row, column, sums, product_attr)),
+          {{DNNL_ARG_SRC, row}, {DNNL_ARG_WEIGHTS, column}, {DNNL_ARG_DST, sums}});
+      plan.stats_is_product = true;
+    } catch (const dnnl::error&) {
+      plan.stats_is_product = false;  // the square and the reduction below
+    }
+  }
+  if (plan.stats_is_product) {
+    // Made above.
+  } else if (block > 1) {
     // x * x as a binary (an eltwise keeps its source's type; this one
     // writes float32 from a 16-bit x, exactly), then the mean.
     plan.squares = PlainDesc(x, dnnl_dt::f32);
@@ -459,7 +489,7 @@ void RunRms(const RmsPlan& plan, const void* x, const Tensor& scale, Tensor& y, 
   if (plan.empty) return;
   plan.rms_buffer.resize(plan.ones.size());
   float* rms = plan.rms_buffer.data();
-  if (plan.stats_is_binary) {
+  if (plan.stats_is_binary || plan.stats_is_product) {
     plan.stats.Run({x, x, rms});
   } else {
     plan.squares_buffer.resize(plan.squares.get_size() / sizeof(float));
