@@ -89,6 +89,13 @@ class AttentionNode final : public LoweredNode {
 
  private:
   bool merged_heads() const { return attention_.has_value(); }
+  // Where Y's rows lie: [batch, seq, heads * size] for 3-D inputs and for
+  // a merged-heads region, else [batch, heads, seq, size].
+  RowStrides YRows(const AttentionProblem& p) const {
+    const int64_t hq = p.q_heads, s_len = p.q_len, dv = p.v_size;
+    if (p.q.three_d || merged_heads()) return {s_len * hq * dv, dv, hq * dv};
+    return {hq * s_len * dv, s_len * dv, dv};
+  }
 
   StatusOr<std::vector<Value>> RunAs(const KernelContext& ctx) {
     PARITY_ASSIGN_OR_RETURN(const AttentionProblem p, ops::attention::MakeProblem(ctx));
@@ -281,10 +288,8 @@ StatusOr<const GroupPlan*> AttentionNode::Plan(const AttentionProblem& p, const 
   plan->pv_bound = BoundPrimitive(plan->pv, {{DNNL_ARG_SRC, plan->scores}, {DNNL_ARG_WEIGHTS, v_read}, {DNNL_ARG_DST, plan->y}});
   // y is [n, kv heads, group * seq, dv], which is [n, q heads, seq, dv]: into Y's layout.
   const int64_t hq = p.q_heads, s_len = p.q_len;
-  const bool y_three_d = p.q.three_d || merged_heads();
-  const RowStrides y_rows = y_three_d ? RowStrides{s_len * hq * dv, dv, hq * dv} : RowStrides{hq * s_len * dv, s_len * dv, dv};
   const dnnl::memory::desc y_plain({n, hq, s_len, dv}, dnnl_dt::f32, tag::abcd);
-  const dnnl::memory::desc y_view = RowsDesc(n, hq, s_len, dv, y_rows, dt_);
+  const dnnl::memory::desc y_view = RowsDesc(n, hq, s_len, dv, YRows(p), dt_);
   plan->y_out = BoundPrimitive(dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), y_plain, Engine(), y_view)),
                                {{DNNL_ARG_FROM, y_plain}, {DNNL_ARG_TO, y_view}});
   Counts().at_run += 1;
@@ -324,8 +329,8 @@ StatusOr<std::vector<Value>> AttentionNode::Compute(const KernelContext& ctx, co
     q_base = q_rows_.data();
   }
 
-  const bool y_three_d = p.q.three_d || merged_heads();
-  PARITY_ASSIGN_OR_RETURN(Tensor y, NewTensor(type_, y_three_d ? std::vector<int64_t>{batch, s_len, hq * dv}
+  PARITY_ASSIGN_OR_RETURN(Tensor y, NewTensor(type_, p.q.three_d || merged_heads()
+                                                     ? std::vector<int64_t>{batch, s_len, hq * dv}
                                                                  : std::vector<int64_t>{batch, hq, s_len, dv}));
   const bool want_qk = ctx.output_requested(3);
   Tensor qk;
@@ -333,7 +338,7 @@ StatusOr<std::vector<Value>> AttentionNode::Compute(const KernelContext& ctx, co
     PARITY_ASSIGN_OR_RETURN(qk, NewTensor(type_, {batch, hq, s_len, total}));
   }
   const int qk_mode = want_qk ? static_cast<int>(p.qk_mode) : -1;
-  const RowStrides y_rows = y_three_d ? RowStrides{s_len * hq * dv, dv, hq * dv} : RowStrides{hq * s_len * dv, s_len * dv, dv};
+  const RowStrides y_rows = YRows(p);
 
   // The groups: every batch entry at once, or one at a time with its own
   // key count when nonpad_kv_seqlen is given (all keys when the QK output,
@@ -364,24 +369,27 @@ StatusOr<std::vector<Value>> AttentionNode::Compute(const KernelContext& ctx, co
     plan->qk_bound.Run({q_base + static_cast<size_t>(g.b0 * hq * s_len * dk) * width,
                         k_base + static_cast<size_t>(g.b0 * k_rows.batch) * width, scores_.data(), &scale_,
                         bias_.data()});
-    // The stages past the product that are not its post-ops, and the QK
-    // output in its mode (written at the stage it names), when asked.
-    if (qk_mode >= 0 || plan->cap || plan->add_bias) {
-      dnnl::memory scores(plan->scores, Engine(), scores_.data());
-      const dnnl::memory::desc qk_view({g.count, hkv, rows, g.keys}, dt_, tag::abcd);
-      auto write_qk = [&](int stage) {
-        if (qk_mode == stage) reorders_.Run(scores, ViewAt(qk_view, qk.raw_bytes(), g.b0 * hq * s_len * total));
-      };
-      if (plan->fused < 1) write_qk(0);
-      if (plan->cap) plan->cap->execute(Stream(), {{DNNL_ARG_SRC, scores}, {DNNL_ARG_DST, scores}});
-      if (plan->fused < 2) write_qk(1);
-      if (plan->add_bias) {
-        dnnl::memory bias(plan->bias, Engine(), bias_.data());
-        plan->add_bias->execute(Stream(), {{DNNL_ARG_SRC_0, scores}, {DNNL_ARG_SRC_1, bias}, {DNNL_ARG_DST, scores}});
-      }
-      write_qk(2);
+    // The QK output in its mode, written at the stage it names; and the
+    // stages past the product that are not its post-ops. Memory objects
+    // over the scores are made only for these, which a decode step lacks.
+    auto write_qk = [&](int stage) {
+      if (qk_mode != stage) return;
+      reorders_.Run(dnnl::memory(plan->scores, Engine(), scores_.data()),
+                    ViewAt(dnnl::memory::desc({g.count, hkv, rows, g.keys}, dt_, tag::abcd), qk.raw_bytes(),
+                           g.b0 * hq * s_len * total));
       Stream().wait();
+    };
+    if (plan->fused < 1) write_qk(0);
+    if (plan->cap) {
+      dnnl::memory scores(plan->scores, Engine(), scores_.data());
+      plan->cap->execute(Stream(), {{DNNL_ARG_SRC, scores}, {DNNL_ARG_DST, scores}});
     }
+    if (plan->fused < 2) write_qk(1);
+    if (plan->add_bias) {
+      dnnl::memory scores(plan->scores, Engine(), scores_.data()), bias(plan->bias, Engine(), bias_.data());
+      plan->add_bias->execute(Stream(), {{DNNL_ARG_SRC_0, scores}, {DNNL_ARG_SRC_1, bias}, {DNNL_ARG_DST, scores}});
+    }
+    write_qk(2);
     plan->softmax_bound.Run({scores_.data(), scores_.data()});
     if (has_bias) {
       // Rows with every key masked: zero weights (the reference's rule),
@@ -396,12 +404,7 @@ StatusOr<std::vector<Value>> AttentionNode::Compute(const KernelContext& ctx, co
             std::fill(row, row + g.keys, 0.0f);
           }
     }
-    if (qk_mode == 3) {
-      reorders_.Run(dnnl::memory(plan->scores, Engine(), scores_.data()),
-                    ViewAt(dnnl::memory::desc({g.count, hkv, rows, g.keys}, dt_, tag::abcd), qk.raw_bytes(),
-                           g.b0 * hq * s_len * total));
-      Stream().wait();
-    }
+    write_qk(3);
     // V in float32 for the second product (a copy for 16-bit types; float32 is read in place).
     const uint8_t* v_read = v_base + static_cast<size_t>(g.b0 * v_rows.batch) * width;
     if (type_ != DataType::kFloat) {

@@ -14,8 +14,9 @@ namespace parity::adapters::onednn {
 namespace {
 
 struct MatMulPlan {
-  dnnl::matmul primitive;
-  BoundPrimitive bound;  // MatMul's: the primitive with src, weights and dst bound
+  // The matmul with src, weights and dst bound, then Gemm's alpha (a
+  // source scale) when it is not 1 and its C (a binary-add post-op).
+  BoundPrimitive bound;
   dnnl::memory::desc src, weights, dst, bias;  // bias: Gemm's C, when it has one
   std::vector<int64_t> out_dims;               // the ONNX output's dims
   DataType type = DataType::kFloat;
@@ -39,9 +40,8 @@ class MatMulNode final : public ShapedNode<MatMulPlan> {
     plan.weights = PlainDesc(dims.b, dt);
     plan.dst = PlainDesc(dims.c, dt);
     plan.out_dims = dims.out;
-    plan.primitive = dnnl::matmul(dnnl::matmul::primitive_desc(Engine(), plan.src, plan.weights, plan.dst));
-    plan.bound = BoundPrimitive(plan.primitive, {{DNNL_ARG_SRC, plan.src}, {DNNL_ARG_WEIGHTS, plan.weights},
-                                                 {DNNL_ARG_DST, plan.dst}});
+    plan.bound = BoundPrimitive(dnnl::matmul(dnnl::matmul::primitive_desc(Engine(), plan.src, plan.weights, plan.dst)),
+                                {{DNNL_ARG_SRC, plan.src}, {DNNL_ARG_WEIGHTS, plan.weights}, {DNNL_ARG_DST, plan.dst}});
     return plan;
   }
 
@@ -94,8 +94,12 @@ class GemmNode final : public ShapedNode<MatMulPlan> {
       ops.append_binary(dnnl::algorithm::binary_add, plan.bias);
       attr.set_post_ops(ops);
     }
-    plan.primitive =
-        dnnl::matmul(dnnl::matmul::primitive_desc(Engine(), plan.src, plan.weights, plan.dst, attr));
+    std::vector<std::pair<int, dnnl::memory::desc>> args = {
+        {DNNL_ARG_SRC, plan.src}, {DNNL_ARG_WEIGHTS, plan.weights}, {DNNL_ARG_DST, plan.dst}};
+    if (alpha_ != 1) args.push_back({DNNL_ARG_ATTR_SCALES | DNNL_ARG_SRC, dnnl::memory::desc({1}, dnnl_dt::f32, {1})});
+    if (has_c_) args.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, plan.bias});
+    plan.bound = BoundPrimitive(
+        dnnl::matmul(dnnl::matmul::primitive_desc(Engine(), plan.src, plan.weights, plan.dst, attr)), args);
     return plan;
   }
 
@@ -118,19 +122,12 @@ class GemmNode final : public ShapedNode<MatMulPlan> {
       }
       return std::vector<Value>{Value::FromTensor(std::move(out))};
     }
-    std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, Wrap(ctx.tensor(0), plan.src)},
-                                                  {DNNL_ARG_WEIGHTS, Wrap(ctx.tensor(1), plan.weights)},
-                                                  {DNNL_ARG_DST, Wrap(out, plan.dst)}};
-    float alpha = plan.alpha;
-    if (alpha != 1) {
-      args[DNNL_ARG_ATTR_SCALES | DNNL_ARG_SRC] =
-          dnnl::memory(dnnl::memory::desc({1}, dnnl_dt::f32, {1}), Engine(), &alpha);
+    const void* c = has_c_ ? ctx.tensor(2).raw_bytes() : nullptr;
+    if (plan.alpha != 1) {
+      plan.bound.Run({ctx.tensor(0).raw_bytes(), ctx.tensor(1).raw_bytes(), out.mutable_raw_bytes(), &plan.alpha, c});
+    } else {
+      plan.bound.Run({ctx.tensor(0).raw_bytes(), ctx.tensor(1).raw_bytes(), out.mutable_raw_bytes(), c});
     }
-    if (!plan.bias.is_zero()) {
-      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] = Wrap(ctx.tensor(2), plan.bias);
-    }
-    plan.primitive.execute(Stream(), args);
-    Stream().wait();
     return std::vector<Value>{Value::FromTensor(std::move(out))};
   }
 
@@ -412,9 +409,7 @@ StatusOr<std::optional<RegionClaim>> LowerMatMulRegion(const RegionView& region)
                                                 addends, activation, gated);
   // The shapes are all static: the plan is made now, through a view of the
   // region's inputs.
-  onnx::NodeProto inputs_only;
-  for (const std::string& input : claim.inputs) inputs_only.add_input(input);
-  PARITY_ASSIGN_OR_RETURN(claim.runner, Prepared(std::move(node), NodeView(inputs_only, mm.opset(), region.facts())));
+  PARITY_RETURN_IF_ERROR(PrepareRegion(std::move(node), region, claim));
   return std::optional<RegionClaim>(std::move(claim));
 }
 

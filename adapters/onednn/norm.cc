@@ -372,28 +372,41 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerBatchNormalization(const NodeView& v
 // post-op: oneDNN 3.2's JIT calls the C library's powf for it, element by
 // element, which took a twentieth of a small decoder's step.
 struct RmsPlan {
-  // x * x into float32 squares, then their mean with the post-ops; a block
-  // of one element has the squares' post-ops on the product itself (oneDNN
-  // reduces no identity). Not norm_lp_power_p_sum: oneDNN 3.2 runs it, with
-  // post-ops, on its reference implementation only, which took most of a
-  // small decoder's step; the JIT mean of squares does the same sums.
-  // Each with its arguments bound (BoundPrimitive): square (x, x, squares),
-  // stats (squares, rms; or x, x, rms when stats_is_binary or
-  // stats_is_product), apply (x,
-  // scale, y, rms), invert (ones, rms, inv).
+  // rms from x: a batched matmul of x by itself with the post-ops
+  // (stats_reads_x); where oneDNN has none, x * x into float32 squares,
+  // then their mean with the post-ops; a block of one element has the
+  // post-ops on the product x * x itself (stats_reads_x; oneDNN reduces no
+  // identity). Not norm_lp_power_p_sum: oneDNN 3.2 runs it, with post-ops,
+  // on its reference implementation only, which took most of a small
+  // decoder's step. Each with its arguments bound (BoundPrimitive): square
+  // (x, x, squares), stats (squares, rms; or x, x, rms when
+  // stats_reads_x), apply (x, scale, y, rms), invert (ones, rms, inv; only
+  // when the plan is made for inv_rms).
   BoundPrimitive square, stats, apply, invert;
-  bool stats_is_binary = false;
-  bool stats_is_product = false;  // stats is a batched matmul (x, x, rms)
+  bool stats_reads_x = false;
   dnnl::memory::desc x, squares, inv, scale, y;
   std::vector<int64_t> x_dims, inv_dims;
   bool empty = false;
+  size_t rms_count = 0;      // elements of rms (and of inv_rms)
   std::vector<float> ones;  // invert's dividend
   // The squares and rms of one run, kept for the next (a node runs on one thread at a time).
   mutable std::vector<float> squares_buffer, rms_buffer;
 };
 
+// Post-ops from a mean (or a sum, scaled by `scale` into its mean) to
+// sqrt(mean + epsilon).
+dnnl::primitive_attr RootOfMeanPlus(float epsilon, float scale) {
+  dnnl::post_ops ops;
+  ops.append_eltwise(algorithm::eltwise_linear, scale, epsilon);
+  ops.append_eltwise(algorithm::eltwise_sqrt, 0.0f, 0.0f);
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(ops);
+  return attr;
+}
+
+// with_inv: the node outputs inv_rms.
 StatusOr<RmsPlan> MakeRmsPlan(const std::vector<int64_t>& x, DataType x_type, const std::vector<int64_t>& scale,
-                              DataType scale_type, DataType y_type, int64_t axis_attr, float epsilon) {
+                              DataType scale_type, DataType y_type, int64_t axis_attr, float epsilon, bool with_inv) {
   const int64_t rank = static_cast<int64_t>(x.size());
   if (rank == 0) return InvalidArgument("X is a scalar");
   if (rank > DNNL_MAX_NDIMS) return InvalidArgument("rank ", rank, " over oneDNN's ", DNNL_MAX_NDIMS);
@@ -420,53 +433,42 @@ StatusOr<RmsPlan> MakeRmsPlan(const std::vector<int64_t>& x, DataType x_type, co
   plan.inv = PlainDesc(plan.inv_dims, dnnl_dt::f32);
   plan.scale = PlainDesc(padded, *DnnlType(scale_type));
   plan.y = PlainDesc(x, *DnnlType(y_type));
-  dnnl::post_ops finish;  // mean of squares -> sqrt(mean + epsilon)
-  finish.append_eltwise(algorithm::eltwise_linear, 1.0f, epsilon);
-  finish.append_eltwise(algorithm::eltwise_sqrt, 0.0f, 0.0f);
-  dnnl::primitive_attr stats_attr;
-  stats_attr.set_post_ops(finish);
-  // The sums of squares as one batched matmul of x by itself: each row of
-  // the block [1, block] by itself as [block, 1], summed in float32, with
-  // the mean, epsilon and the root as post-ops: one primitive where the
-  // square and the reduction are two (2.1 against 3.0 us for 8 rows of 64
-  // here). Where oneDNN has no such matmul for the type, those two.
   if (block > 1) {
+    // The sums of squares as one batched matmul of x by itself: each row
+    // of the block [1, block] by itself as [block, 1], summed in float32,
+    // with the mean, epsilon and the root as post-ops: one primitive where
+    // the square and the reduction are two (2.1 against 3.0 us for 8 rows
+    // of 64 here).
     const int64_t rows = Product(x, 0, x.size()) / block;
     const dnnl_dt dt = *DnnlType(x_type);
     const dnnl::memory::desc row({rows, 1, block}, dt, {block, block, 1});
     const dnnl::memory::desc column({rows, block, 1}, dt, {block, 1, 1});
     const dnnl::memory::desc sums({rows, 1, 1}, dnnl_dt::f32, {1, 1, 1});
-    dnnl::post_ops mean_finish;  // sum of squares -> sqrt(sum / block + epsilon)
-    mean_finish.append_eltwise(algorithm::eltwise_linear, 1.0f / static_cast<float>(block), epsilon);
-    mean_finish.append_eltwise(algorithm::eltwise_sqrt, 0.0f, 0.0f);
-    dnnl::primitive_attr product_attr;
-    product_attr.set_post_ops(mean_finish);
     try {
       plan.stats = BoundPrimitive(
-          dnnl::matmul(dnnl::matmul::primitive_desc(Engine(), row, column, sums, product_attr)),
+          dnnl::matmul(dnnl::matmul::primitive_desc(Engine(), row, column, sums,
+                                                    RootOfMeanPlus(epsilon, 1.0f / static_cast<float>(block)))),
           {{DNNL_ARG_SRC, row}, {DNNL_ARG_WEIGHTS, column}, {DNNL_ARG_DST, sums}});
-      plan.stats_is_product = true;
+      plan.stats_reads_x = true;
     } catch (const dnnl::error&) {
-      plan.stats_is_product = false;  // the square and the reduction below
+      // No such matmul for this type: x * x as a binary (an eltwise keeps
+      // its source's type; this one writes float32 from a 16-bit x,
+      // exactly), then the mean.
+      plan.squares = PlainDesc(x, dnnl_dt::f32);
+      plan.square = BoundPrimitive(
+          dnnl::binary(dnnl::binary::primitive_desc(Engine(), algorithm::binary_mul, plan.x, plan.x, plan.squares)),
+          {{DNNL_ARG_SRC_0, plan.x}, {DNNL_ARG_SRC_1, plan.x}, {DNNL_ARG_DST, plan.squares}});
+      plan.stats = BoundPrimitive(dnnl::reduction(dnnl::reduction::primitive_desc(
+                                      Engine(), algorithm::reduction_mean, plan.squares, plan.inv, 0.0f, 0.0f,
+                                      RootOfMeanPlus(epsilon, 1.0f))),
+                                  {{DNNL_ARG_SRC, plan.squares}, {DNNL_ARG_DST, plan.inv}});
     }
-  }
-  if (plan.stats_is_product) {
-    // Made above.
-  } else if (block > 1) {
-    // x * x as a binary (an eltwise keeps its source's type; this one
-    // writes float32 from a 16-bit x, exactly), then the mean.
-    plan.squares = PlainDesc(x, dnnl_dt::f32);
-    plan.square = BoundPrimitive(
-        dnnl::binary(dnnl::binary::primitive_desc(Engine(), algorithm::binary_mul, plan.x, plan.x, plan.squares)),
-        {{DNNL_ARG_SRC_0, plan.x}, {DNNL_ARG_SRC_1, plan.x}, {DNNL_ARG_DST, plan.squares}});
-    plan.stats = BoundPrimitive(dnnl::reduction(dnnl::reduction::primitive_desc(
-                                    Engine(), algorithm::reduction_mean, plan.squares, plan.inv, 0.0f, 0.0f, stats_attr)),
-                                {{DNNL_ARG_SRC, plan.squares}, {DNNL_ARG_DST, plan.inv}});
   } else {
-    plan.stats_is_binary = true;
-    plan.stats = BoundPrimitive(
-        dnnl::binary(dnnl::binary::primitive_desc(Engine(), algorithm::binary_mul, plan.x, plan.x, plan.inv, stats_attr)),
-        {{DNNL_ARG_SRC_0, plan.x}, {DNNL_ARG_SRC_1, plan.x}, {DNNL_ARG_DST, plan.inv}});
+    plan.stats_reads_x = true;
+    plan.stats = BoundPrimitive(dnnl::binary(dnnl::binary::primitive_desc(Engine(), algorithm::binary_mul, plan.x,
+                                                                          plan.x, plan.inv,
+                                                                          RootOfMeanPlus(epsilon, 1.0f))),
+                                {{DNNL_ARG_SRC_0, plan.x}, {DNNL_ARG_SRC_1, plan.x}, {DNNL_ARG_DST, plan.inv}});
   }
   dnnl::post_ops over_rms;
   over_rms.append_binary(algorithm::binary_div, plan.inv);
@@ -476,20 +478,23 @@ StatusOr<RmsPlan> MakeRmsPlan(const std::vector<int64_t>& x, DataType x_type, co
       dnnl::binary(dnnl::binary::primitive_desc(Engine(), algorithm::binary_mul, plan.x, plan.scale, plan.y, apply_attr)),
       {{DNNL_ARG_SRC_0, plan.x}, {DNNL_ARG_SRC_1, plan.scale}, {DNNL_ARG_DST, plan.y},
        {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, plan.inv}});
-  plan.ones.assign(plan.inv.get_size() / sizeof(float), 1.0f);
-  plan.invert = BoundPrimitive(
-      dnnl::binary(dnnl::binary::primitive_desc(Engine(), algorithm::binary_div, plan.inv, plan.inv, plan.inv)),
-      {{DNNL_ARG_SRC_0, plan.inv}, {DNNL_ARG_SRC_1, plan.inv}, {DNNL_ARG_DST, plan.inv}});
+  plan.rms_count = plan.inv.get_size() / sizeof(float);
+  if (with_inv) {
+    plan.ones.assign(plan.rms_count, 1.0f);
+    plan.invert = BoundPrimitive(
+        dnnl::binary(dnnl::binary::primitive_desc(Engine(), algorithm::binary_div, plan.inv, plan.inv, plan.inv)),
+        {{DNNL_ARG_SRC_0, plan.inv}, {DNNL_ARG_SRC_1, plan.inv}, {DNNL_ARG_DST, plan.inv}});
+  }
   return plan;
 }
 
 // Writes y from x (plan.x's layout), and inv_rms (float32, plan.inv_dims)
-// into `inv` when it is not null.
+// into `inv` when it is not null (the plan made with_inv).
 void RunRms(const RmsPlan& plan, const void* x, const Tensor& scale, Tensor& y, Tensor* inv) {
   if (plan.empty) return;
-  plan.rms_buffer.resize(plan.ones.size());
+  plan.rms_buffer.resize(plan.rms_count);
   float* rms = plan.rms_buffer.data();
-  if (plan.stats_is_binary || plan.stats_is_product) {
+  if (plan.stats_reads_x) {
     plan.stats.Run({x, x, rms});
   } else {
     plan.squares_buffer.resize(plan.squares.get_size() / sizeof(float));
@@ -509,7 +514,7 @@ class RmsNode final : public ShapedNode<RmsPlan> {
 
  protected:
   StatusOr<RmsPlan> MakePlan(const InputShapes& shapes) override {
-    return MakeRmsPlan(shapes[0], x_type_, shapes[1], scale_type_, scale_type_, axis_, epsilon_);
+    return MakeRmsPlan(shapes[0], x_type_, shapes[1], scale_type_, scale_type_, axis_, epsilon_, outputs_ > 1);
   }
 
   StatusOr<std::vector<Value>> Execute(const RmsPlan& plan, const KernelContext& ctx) override {
@@ -621,7 +626,7 @@ class SkipNormNode final : public ShapedNode<SkipPlan> {
       plan.sum_out = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), plan.sum32, Engine(), plan.sum));
     }
     if (simplified_) {
-      PARITY_ASSIGN_OR_RETURN(plan.rms, MakeRmsPlan(x, kF32, hidden_only, type_, type_, -1, epsilon_));
+      PARITY_ASSIGN_OR_RETURN(plan.rms, MakeRmsPlan(x, kF32, hidden_only, type_, type_, -1, epsilon_, outputs_ > 2));
     } else {
       PARITY_ASSIGN_OR_RETURN(plan.norm, MakeLayerNormPlan(plan.rows, plan.hidden, kF32, type_, type_, epsilon_,
                                                            has_beta_, outputs_ > 1));

@@ -7,9 +7,9 @@
 
 #include <cstdint>
 #include <initializer_list>
-#include <utility>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "adapters/device/lowering.h"
@@ -76,7 +76,6 @@ class BoundPrimitive {
   // argument are not read) and waits for it; throws dnnl::error as execute
   // does, and when fewer buffers than arguments are given.
   void Run(std::initializer_list<const void*> buffers) const;
-  bool empty() const { return args_.empty(); }
 
  private:
   dnnl::primitive primitive_;

@@ -129,4 +129,17 @@ StatusOr<std::unique_ptr<LoweredNode>> Prepared(std::unique_ptr<Node> node, cons
   return std::unique_ptr<LoweredNode>(std::move(node));
 }
 
+// Makes a region's runner (a ShapedNode over the region's inputs, in
+// `claim.inputs` order) and prepares it for their static shapes, read at
+// the anchor's opset: claim.runner, or NotLowered when oneDNN refuses them.
+template <typename Node>
+Status PrepareRegion(std::unique_ptr<Node> node, const RegionView& region, RegionClaim& claim) {
+  onnx::NodeProto inputs_only;
+  for (const std::string& input : claim.inputs) inputs_only.add_input(input);
+  PARITY_ASSIGN_OR_RETURN(claim.runner,
+                          Prepared(std::move(node), NodeView(inputs_only, region.view(region.anchor()).opset(),
+                                                             region.facts())));
+  return Status::Ok();
+}
+
 }  // namespace parity::adapters::onednn

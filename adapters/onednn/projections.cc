@@ -73,14 +73,12 @@ class ProjectionsNode final : public ShapedNode<ProjectionsPlan> {
       dims.insert(dims.end(), {p.heads, p.size});
       strides.insert(strides.end(), {p.size, 1});
       if (p.perm.size() != dims.size()) return InvalidArgument("perm ", i, " has the wrong rank");
-      dnnl_dims permuted, permuted_strides;
-      std::vector<int64_t> out;
+      std::vector<int64_t> out, out_strides;  // the output's dims, and where they step in the product
       for (int64_t axis : p.perm) {
         out.push_back(dims[static_cast<size_t>(axis)]);
-        permuted.push_back(out.back());
-        permuted_strides.push_back(strides[static_cast<size_t>(axis)]);
+        out_strides.push_back(strides[static_cast<size_t>(axis)]);
       }
-      const dnnl::memory::desc from(permuted, dt, permuted_strides), to = PlainDesc(out, dt);
+      const dnnl::memory::desc from(out, dt, out_strides), to = PlainDesc(out, dt);
       plan.out.push_back(BoundPrimitive(dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), from, Engine(), to)),
                                         {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}}));
       plan.out_dims.push_back(std::move(out));
@@ -199,13 +197,9 @@ StatusOr<std::optional<RegionClaim>> LowerProjections(const RegionView& region) 
     anchor_in = anchor_in || mm == anchor;
   }
   if (projections.size() < 2 || !anchor_in) return std::optional<RegionClaim>();
-  onnx::NodeProto inputs_only;
-  for (const std::string& input : claim.inputs) inputs_only.add_input(input);
-  StatusOr<std::unique_ptr<LoweredNode>> runner =
-      Prepared(std::make_unique<ProjectionsNode>(*type, std::move(projections)),
-               NodeView(inputs_only, region.view(anchor).opset(), region.facts()));
-  if (!runner.ok()) return std::optional<RegionClaim>();  // oneDNN refused: the nodes are lowered one by one
-  claim.runner = std::move(runner).value();
+  if (!PrepareRegion(std::make_unique<ProjectionsNode>(*type, std::move(projections)), region, claim).ok()) {
+    return std::optional<RegionClaim>();  // oneDNN refused: the nodes are lowered one by one
+  }
   return std::optional<RegionClaim>(std::move(claim));
 }
 

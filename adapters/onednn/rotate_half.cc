@@ -182,12 +182,9 @@ StatusOr<std::optional<RegionClaim>> LowerRotateHalf(const RegionView& region) {
     return std::optional<RegionClaim>();
   }
   const DataType type = *region.facts().TypeOf(claim->inputs[0]);
-  onnx::NodeProto inputs_only;
-  for (const std::string& input : claim->inputs) inputs_only.add_input(input);
-  const NodeView view(inputs_only, region.view(region.anchor()).opset(), region.facts());
-  StatusOr<std::unique_ptr<LoweredNode>> runner = Prepared(std::make_unique<RotateHalfNode>(type), view);
-  if (!runner.ok()) return std::optional<RegionClaim>();  // oneDNN refused: the nodes are lowered one by one
-  claim->runner = std::move(runner).value();
+  if (!PrepareRegion(std::make_unique<RotateHalfNode>(type), region, *claim).ok()) {
+    return std::optional<RegionClaim>();  // oneDNN refused: the nodes are lowered one by one
+  }
   return claim;
 }
 
