@@ -62,6 +62,7 @@ struct GroupPlan {
   // place), v_to_f32 (16-bit V into v_f32), pv (scores, V, y) and y_out (y
   // rounded into Y's type and layout).
   BoundPrimitive qk_bound, softmax_bound, v_to_f32, pv_bound, y_out;
+  bool pv_into_y = false;  // pv writes Y itself (float32), and y_out is not run
 };
 
 // One group: batch entries [b0, b0 + count), keys [0, keys).
@@ -288,10 +289,42 @@ StatusOr<const GroupPlan*> AttentionNode::Plan(const AttentionProblem& p, const 
   plan->pv_bound = BoundPrimitive(plan->pv, {{DNNL_ARG_SRC, plan->scores}, {DNNL_ARG_WEIGHTS, v_read}, {DNNL_ARG_DST, plan->y}});
   // y is [n, kv heads, group * seq, dv], which is [n, q heads, seq, dv]: into Y's layout.
   const int64_t hq = p.q_heads, s_len = p.q_len;
-  const dnnl::memory::desc y_plain({n, hq, s_len, dv}, dnnl_dt::f32, tag::abcd);
-  const dnnl::memory::desc y_view = RowsDesc(n, hq, s_len, dv, YRows(p), dt_);
-  plan->y_out = BoundPrimitive(dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), y_plain, Engine(), y_view)),
-                               {{DNNL_ARG_FROM, y_plain}, {DNNL_ARG_TO, y_view}});
+  if (type_ == DataType::kFloat) {
+    // Y in float32 needs no rounding: P V writes it in place where one
+    // stride steps through a kv head's rows (group * seq of them, query
+    // head by query head), which saves the reorder below.
+    const RowStrides y = YRows(p);
+    const int64_t group = p.group();
+    std::optional<dnnl::memory::dims> strides;
+    if (group == 1) {
+      strides = dnnl::memory::dims{y.batch, y.head, y.row, 1};
+    } else if (s_len == 1) {
+      strides = dnnl::memory::dims{y.batch, group * y.head, y.head, 1};
+    } else if (y.head == s_len * y.row) {
+      strides = dnnl::memory::dims{y.batch, group * y.head, y.row, 1};
+    }
+    if (strides) {
+      const dnnl::memory::desc y_in_place({n, hkv, rows, dv}, dnnl_dt::f32, *strides);
+      try {
+        const dnnl::matmul::primitive_desc pd(Engine(), plan->scores, plan->v, y_in_place);
+        // Not where oneDNN would run its reference kernel for the strides.
+        if (std::string(pd.impl_info_str()).find("ref") == std::string::npos) {
+          plan->pv_bound = BoundPrimitive(dnnl::matmul(pd), {{DNNL_ARG_SRC, plan->scores},
+                                                             {DNNL_ARG_WEIGHTS, plan->v},
+                                                             {DNNL_ARG_DST, y_in_place}});
+          plan->pv_into_y = true;
+        }
+      } catch (const dnnl::error&) {
+        // Refused: y and the reorder, as for a 16-bit Y.
+      }
+    }
+  }
+  if (!plan->pv_into_y) {
+    const dnnl::memory::desc y_plain({n, hq, s_len, dv}, dnnl_dt::f32, tag::abcd);
+    const dnnl::memory::desc y_view = RowsDesc(n, hq, s_len, dv, YRows(p), dt_);
+    plan->y_out = BoundPrimitive(dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), y_plain, Engine(), y_view)),
+                                 {{DNNL_ARG_FROM, y_plain}, {DNNL_ARG_TO, y_view}});
+  }
   Counts().at_run += 1;
   slot = std::move(plan);
   return slot.get();
@@ -412,10 +445,15 @@ StatusOr<std::vector<Value>> AttentionNode::Compute(const KernelContext& ctx, co
       plan->v_to_f32.Run({v_read, v_f32_.data()});
       v_read = reinterpret_cast<const uint8_t*>(v_f32_.data());
     }
-    y_f32_.resize(static_cast<size_t>(g.count * hkv * rows * dv));
-    plan->pv_bound.Run({scores_.data(), v_read, y_f32_.data()});
-    // Rounded once into Y's type and layout.
-    plan->y_out.Run({y_f32_.data(), y.mutable_raw_bytes() + static_cast<size_t>(g.b0 * y_rows.batch) * width});
+    uint8_t* y_at = y.mutable_raw_bytes() + static_cast<size_t>(g.b0 * y_rows.batch) * width;
+    if (plan->pv_into_y) {
+      plan->pv_bound.Run({scores_.data(), v_read, y_at});
+    } else {
+      y_f32_.resize(static_cast<size_t>(g.count * hkv * rows * dv));
+      plan->pv_bound.Run({scores_.data(), v_read, y_f32_.data()});
+      // Rounded once into Y's type and layout.
+      plan->y_out.Run({y_f32_.data(), y_at});
+    }
   }
 
   std::vector<Value> outputs;

@@ -224,19 +224,22 @@ def in_process(parity: str, threads: int, rounds: int = 8, runs: int = 1500) -> 
                              check=False)
         mean_us = {b["run_name"].split("/")[-1]: b["real_time"] for b in json.loads(out.stdout or "{}").get("benchmarks", [])}
         for name, (session, feeds) in sessions.items():
-            times = []
-            for _ in range(runs):
-                start = time.perf_counter()
+            # The same statistic as Google Benchmark's: the mean over a
+            # loop of at least as long (a median would leave out the slow
+            # runs that the other side's mean counts).
+            count, start = 0, time.perf_counter()
+            while count < runs or time.perf_counter() - start < 0.3:
                 session.run(None, feeds)
-                times.append((time.perf_counter() - start) * 1e6)
+                count += 1
+            elapsed = time.perf_counter() - start
             if name not in mean_us:
                 continue
             onednn[name].append(mean_us[name] / 1000.0)
-            ort[name].append(statistics.median(times) / 1000.0)
+            ort[name].append(elapsed / count * 1000.0)
             ratios[name].append(onednn[name][-1] / ort[name][-1])
     print(f"\nin one process (ms), {rounds} rounds, each oneDNN's run (parity_bench AdapterRun, a mean over "
-          f"0.3 s of iterations) then ONNX Runtime's InferenceSession.run (the median of {runs} runs): the medians "
-          f"of the rounds, and the median and range of the rounds' ratios")
+          f"0.3 s of iterations) then ONNX Runtime's InferenceSession.run (a mean over at least {runs} runs and "
+          f"0.3 s): the medians of the rounds, and the median and range of the rounds' ratios")
     for name in sessions:
         if not ratios[name]:
             print(f"{name:<34} parity_bench gave no figure")

@@ -26,10 +26,8 @@ namespace {
 // --- Concat ---------------------------------------------------------------
 
 struct ConcatPlan {
-  dnnl::concat primitive;                 // empty when every input is empty
-  std::vector<int> sources;               // the inputs concatenated (those with elements)
-  std::vector<dnnl::memory::desc> descs;  // one per source
-  dnnl::memory::desc dst;
+  BoundPrimitive primitive;  // the sources, then the destination; unmade when the output is empty
+  std::vector<int> sources;  // the inputs concatenated (those with elements)
   std::vector<int64_t> out_dims;
 };
 
@@ -45,6 +43,7 @@ class ConcatNode final : public ShapedNode<ConcatPlan> {
     if (axis_ < -rank || axis_ >= rank) return InvalidArgument("axis ", axis_, " is out of range for rank ", rank);
     const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
     ConcatPlan plan;
+    std::vector<dnnl::memory::desc> descs;  // one per source
     plan.out_dims = first;
     plan.out_dims[static_cast<size_t>(axis)] = 0;
     const dnnl_dt dt = *DnnlType(type_);
@@ -63,25 +62,25 @@ class ConcatNode final : public ShapedNode<ConcatPlan> {
       // oneDNN takes no empty source: an input without elements adds nothing.
       if (std::find(s.begin(), s.end(), 0) != s.end()) continue;
       plan.sources.push_back(static_cast<int>(i));
-      plan.descs.push_back(PlainDesc(s, dt));
+      descs.push_back(PlainDesc(s, dt));
     }
     if (std::find(plan.out_dims.begin(), plan.out_dims.end(), 0) != plan.out_dims.end()) return plan;
-    plan.dst = PlainDesc(plan.out_dims, dt);
-    plan.primitive =
-        dnnl::concat(dnnl::concat::primitive_desc(Engine(), plan.dst, static_cast<int>(axis), plan.descs));
+    const dnnl::memory::desc dst = PlainDesc(plan.out_dims, dt);
+    std::vector<std::pair<int, dnnl::memory::desc>> args;
+    for (size_t k = 0; k < descs.size(); ++k) args.emplace_back(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(k), descs[k]);
+    args.emplace_back(DNNL_ARG_DST, dst);
+    plan.primitive = BoundPrimitive(
+        dnnl::concat(dnnl::concat::primitive_desc(Engine(), dst, static_cast<int>(axis), descs)), args);
     return plan;
   }
 
   StatusOr<std::vector<Value>> Execute(const ConcatPlan& plan, const KernelContext& ctx) override {
     PARITY_ASSIGN_OR_RETURN(Tensor out, NewTensor(type_, plan.out_dims));
     if (!plan.sources.empty() && out.size() > 0) {
-      std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_DST, Wrap(out, plan.dst)}};
-      for (size_t k = 0; k < plan.sources.size(); ++k) {
-        args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(k)] =
-            Wrap(ctx.tensor(static_cast<size_t>(plan.sources[k])), plan.descs[k]);
-      }
-      plan.primitive.execute(Stream(), args);
-      Stream().wait();
+      buffers_.clear();
+      for (int source : plan.sources) buffers_.push_back(ctx.tensor(static_cast<size_t>(source)).raw_bytes());
+      buffers_.push_back(out.mutable_raw_bytes());
+      plan.primitive.Run(buffers_.data(), buffers_.size());
     }
     return std::vector<Value>{Value::FromTensor(std::move(out))};
   }
@@ -89,6 +88,7 @@ class ConcatNode final : public ShapedNode<ConcatPlan> {
  private:
   DataType type_;
   int64_t axis_;
+  std::vector<const void*> buffers_;  // a run's, kept for its capacity (runs are one at a time)
 };
 
 // The types a data-movement primitive (concat, reorder) copies exactly:

@@ -176,14 +176,13 @@ BoundPrimitive::BoundPrimitive(dnnl::primitive primitive, const std::vector<std:
   }
 }
 
-void BoundPrimitive::Run(std::initializer_list<const void*> buffers) const {
-  if (buffers.size() < memories_.size()) {
+void BoundPrimitive::Run(const void* const* buffers, size_t count) const {
+  if (count < memories_.size()) {
     throw dnnl::error(dnnl_invalid_arguments, "a bound primitive was given fewer buffers than it has arguments");
   }
-  const void* const* buffer = buffers.begin();
   for (size_t i = 0; i < memories_.size(); ++i) {
     // oneDNN's handle is not const; a primitive never writes its sources.
-    memories_[i].set_data_handle(const_cast<void*>(buffer[i]));
+    memories_[i].set_data_handle(const_cast<void*>(buffers[i]));
   }
   dnnl::error::wrap_c_api(dnnl_primitive_execute(primitive_.get(), Stream().get(), static_cast<int>(args_.size()),
                                                  args_.data()),

@@ -75,7 +75,10 @@ class BoundPrimitive {
   // Runs it on `buffers` (one per argument, in order; any past the last
   // argument are not read) and waits for it; throws dnnl::error as execute
   // does, and when fewer buffers than arguments are given.
-  void Run(std::initializer_list<const void*> buffers) const;
+  void Run(std::initializer_list<const void*> buffers) const { Run(buffers.begin(), buffers.size()); }
+  // The same with `count` buffers at `buffers`, for a primitive whose
+  // argument count is known only with its plan (a concat's sources).
+  void Run(const void* const* buffers, size_t count) const;
 
  private:
   dnnl::primitive primitive_;

@@ -10,11 +10,22 @@
 // so fewer primitives is most of what makes a step faster. Each output
 // element is the same sum of the same products as the MatMul's, rounded
 // once to the type; the reorders only move it.
+//
+// Where two or more of the projections (the query's and the key's) are
+// then rotated by one rotary embedding written as "rotate half"
+// (rotation.h) with the same cos and sin, the region takes those nodes
+// too: their columns, side by side, are moved by one reorder into one
+// buffer of all their heads, which is rotated in one pass (three
+// primitives), and one binary per projection writes its output, x * cos
+// plus the rotated half. That is 4 + 2 * rotated primitives where the
+// projections and their own rotations took 1 + 4 * rotated more, and one
+// node where there were three. The arithmetic is the rotation region's.
 #include <algorithm>
 #include <cstring>
 
 #include "adapters/onednn/lowerings.h"
 #include "adapters/onednn/primitive_node.h"
+#include "adapters/onednn/rotation.h"
 
 namespace parity::adapters::onednn {
 namespace {
@@ -24,19 +35,51 @@ struct Projection {
   std::vector<int64_t> perm;    // the Transpose's
 };
 
+// A's leading dims then a projection's heads and size, and, in the
+// Transpose's order, the dims and the element steps of a view of `columns`
+// columns of a product `total` wide.
+struct ColumnsView {
+  std::vector<int64_t> out, strides;
+};
+StatusOr<ColumnsView> ViewOfColumns(const std::vector<int64_t>& a, const Projection& p, int64_t heads, int64_t total) {
+  std::vector<int64_t> dims(a.begin(), a.end() - 1), strides(dims.size());
+  int64_t stride = total;
+  for (size_t d = dims.size(); d-- > 0;) {
+    strides[d] = stride;
+    stride *= dims[d];
+  }
+  dims.insert(dims.end(), {heads, p.size});
+  strides.insert(strides.end(), {p.size, 1});
+  if (p.perm.size() != dims.size()) return InvalidArgument("a Transpose's perm has the wrong rank");
+  ColumnsView view;
+  for (int64_t axis : p.perm) {
+    view.out.push_back(dims[static_cast<size_t>(axis)]);
+    view.strides.push_back(strides[static_cast<size_t>(axis)]);
+  }
+  return view;
+}
+
 struct ProjectionsPlan {
   BoundPrimitive product;          // A [rows, K] by the weights [K, total] into [rows, total]
-  std::vector<BoundPrimitive> out;  // a projection's columns into its output
+  std::vector<BoundPrimitive> out;  // a projection's columns into its output (or its rotation's)
   std::vector<std::vector<int64_t>> out_dims;
   std::vector<int64_t> columns;  // where each projection's columns start
   int64_t k = 0, total = 0, rows = 0;
+  // The rotated projections (the first `rotated`): their columns into one
+  // buffer of all their heads, its rotated halves, and where each one's
+  // elements start in it.
+  BoundPrimitive rotated_heads;
+  RotatedHalves halves;
+  std::vector<size_t> rotated_at;
+  size_t rotated_bytes = 0;
 };
 
-// Inputs: A, then each projection's weights.
+// Inputs: A, then each projection's weights, then (when some are rotated) cos and sin.
 class ProjectionsNode final : public ShapedNode<ProjectionsPlan> {
  public:
-  ProjectionsNode(DataType type, std::vector<Projection> projections)
-      : type_(type), projections_(std::move(projections)) {}
+  // The first `rotated` projections are rotated.
+  ProjectionsNode(DataType type, std::vector<Projection> projections, size_t rotated)
+      : type_(type), projections_(std::move(projections)), rotated_(rotated) {}
 
  protected:
   StatusOr<ProjectionsPlan> MakePlan(const InputShapes& shapes) override {
@@ -61,27 +104,42 @@ class ProjectionsNode final : public ShapedNode<ProjectionsPlan> {
     const dnnl::memory::desc dst = PlainDesc({plan.rows, plan.total}, dt);
     plan.product = BoundPrimitive(dnnl::matmul(dnnl::matmul::primitive_desc(Engine(), src, weights, dst)),
                                   {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}});
-    for (size_t i = 0; i < projections_.size(); ++i) {
-      const Projection& p = projections_[i];
-      // The projection's columns seen as A's leading dims, heads and size.
-      std::vector<int64_t> dims(a.begin(), a.end() - 1), strides(dims.size());
-      int64_t stride = plan.total;
-      for (size_t d = dims.size(); d-- > 0;) {
-        strides[d] = stride;
-        stride *= dims[d];
+    auto reorder = [](const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
+      return BoundPrimitive(dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), from, Engine(), to)),
+                            {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
+    };
+    if (rotated_ > 0) {
+      // The rotated projections share their size and perm (the claim
+      // checks it), and the dims before the heads in the output are 1s:
+      // each one's part of the buffer of all heads is dense, and its
+      // output can be written from it as a whole.
+      const size_t cos = 1 + projections_.size(), sin = cos + 1;
+      int64_t heads = 0;
+      for (size_t i = 0; i < rotated_; ++i) heads += projections_[i].heads;
+      PARITY_ASSIGN_OR_RETURN(ColumnsView all, ViewOfColumns(a, projections_[0], heads, plan.total));
+      plan.rotated_heads = reorder(dnnl::memory::desc(all.out, dt, all.strides), PlainDesc(all.out, dt));
+      plan.halves = RotatedHalves(type_, all.out, shapes[sin]);
+      plan.rotated_bytes = PlainDesc(all.out, dt).get_size();
+      int64_t before = 0;  // heads of the projections before this one
+      for (size_t i = 0; i < rotated_; ++i) {
+        PARITY_ASSIGN_OR_RETURN(ColumnsView view,
+                                ViewOfColumns(a, projections_[i], projections_[i].heads, plan.total));
+        // A head's elements: the output's dims after the heads axis.
+        const std::vector<int64_t>& perm = projections_[i].perm;
+        const auto heads_axis = static_cast<size_t>(
+            std::find(perm.begin(), perm.end(), static_cast<int64_t>(a.size()) - 1) - perm.begin());
+        int64_t per_head = 1;
+        for (size_t d = heads_axis + 1; d < view.out.size(); ++d) per_head *= view.out[d];
+        plan.rotated_at.push_back(static_cast<size_t>(before * per_head) * StorageSize(type_));
+        before += projections_[i].heads;
+        plan.out.push_back(CosPlus(type_, view.out, shapes[cos]));
+        plan.out_dims.push_back(std::move(view.out));
       }
-      dims.insert(dims.end(), {p.heads, p.size});
-      strides.insert(strides.end(), {p.size, 1});
-      if (p.perm.size() != dims.size()) return InvalidArgument("perm ", i, " has the wrong rank");
-      std::vector<int64_t> out, out_strides;  // the output's dims, and where they step in the product
-      for (int64_t axis : p.perm) {
-        out.push_back(dims[static_cast<size_t>(axis)]);
-        out_strides.push_back(strides[static_cast<size_t>(axis)]);
-      }
-      const dnnl::memory::desc from(out, dt, out_strides), to = PlainDesc(out, dt);
-      plan.out.push_back(BoundPrimitive(dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), from, Engine(), to)),
-                                        {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}}));
-      plan.out_dims.push_back(std::move(out));
+    }
+    for (size_t i = rotated_; i < projections_.size(); ++i) {
+      PARITY_ASSIGN_OR_RETURN(ColumnsView view, ViewOfColumns(a, projections_[i], projections_[i].heads, plan.total));
+      plan.out.push_back(reorder(dnnl::memory::desc(view.out, dt, view.strides), PlainDesc(view.out, dt)));
+      plan.out_dims.push_back(std::move(view.out));
     }
     return plan;
   }
@@ -109,7 +167,20 @@ class ProjectionsNode final : public ShapedNode<ProjectionsPlan> {
     product_.resize(static_cast<size_t>(plan.rows * plan.total) * width);
     plan.product.Run({ctx.tensor(0).raw_bytes(), weights_.data(), product_.data()});
     std::vector<Value> outputs;
-    for (size_t i = 0; i < plan.out.size(); ++i) {
+    if (rotated_ > 0) {
+      const size_t cos = 1 + projections_.size(), sin = cos + 1;
+      heads_.resize(plan.rotated_bytes);
+      plan.rotated_heads.Run({product_.data(), heads_.data()});
+      plan.halves.Run(heads_.data(), ctx.tensor(sin).raw_bytes(), r_, t_);
+      for (size_t i = 0; i < rotated_; ++i) {
+        PARITY_ASSIGN_OR_RETURN(Tensor out, NewTensor(type_, plan.out_dims[i]));
+        const size_t at = plan.rotated_at[i];
+        plan.out[i].Run({heads_.data() + at, ctx.tensor(cos).raw_bytes(), out.mutable_raw_bytes(),
+                         t_.data() + at / width});
+        outputs.push_back(Value::FromTensor(std::move(out)));
+      }
+    }
+    for (size_t i = rotated_; i < plan.out.size(); ++i) {
       PARITY_ASSIGN_OR_RETURN(Tensor out, NewTensor(type_, plan.out_dims[i]));
       plan.out[i].Run({product_.data() + static_cast<size_t>(plan.columns[i]) * width, out.mutable_raw_bytes()});
       outputs.push_back(Value::FromTensor(std::move(out)));
@@ -120,8 +191,11 @@ class ProjectionsNode final : public ShapedNode<ProjectionsPlan> {
  private:
   DataType type_;
   std::vector<Projection> projections_;
+  size_t rotated_;
   std::vector<Tensor> kept_;  // the weights weights_ was made from
   std::vector<uint8_t> weights_, product_;
+  std::vector<uint8_t> heads_, r_;  // the rotated projections' heads, and their halves swapped
+  std::vector<float> t_;
 };
 
 bool AllPositive(const std::vector<int64_t>& dims) {
@@ -165,6 +239,58 @@ std::optional<Chain> ChainAfter(const RegionView& region, int mm, const std::vec
   return chain;
 }
 
+// The rotations of projections' outputs that the region can take with them
+// (see the top of the file): a rotate-half claim on each output, all with
+// one cos and one sin made before the first projection, the same size and
+// perm, the output read by nothing else, and 1s before the heads axis.
+// Returns, per chain, the rotation's claim or nullopt; none when fewer
+// than two qualify.
+std::vector<std::optional<RegionClaim>> Rotations(const RegionView& region, const std::vector<Chain>& chains,
+                                                  const std::vector<int64_t>& a, int first_node) {
+  std::vector<std::optional<RegionClaim>> rotations(chains.size());
+  const RegionClaim* first = nullptr;
+  const Chain* first_chain = nullptr;
+  size_t count = 0;
+  for (size_t i = 0; i < chains.size(); ++i) {
+    const std::string& x = region.node(chains[i].transpose).output(0);
+    std::optional<RegionClaim> rotation = MatchRotateHalf(region, x);
+    if (!rotation || region.consumers(x).size() != 2 || region.is_graph_output(x)) continue;
+    const std::string &cos = rotation->inputs[1], &sin = rotation->inputs[2];
+    if (region.producer(cos) > first_node || region.producer(sin) > first_node) continue;
+    const Projection& p = chains[i].projection;
+    if (first && (cos != first->inputs[1] || sin != first->inputs[2] || p.size != first_chain->projection.size ||
+                  p.perm != first_chain->projection.perm)) {
+      continue;
+    }
+    rotations[i] = std::move(rotation);
+    if (!first) {
+      first = &*rotations[i];
+      first_chain = &chains[i];
+    }
+    ++count;
+  }
+  if (count < 2) return std::vector<std::optional<RegionClaim>>(chains.size());
+  // Only 1s before the heads axis in the output, for the buffer of all the heads.
+  const std::vector<int64_t>& perm = first_chain->projection.perm;
+  for (size_t d = 0; d < perm.size() && perm[d] != static_cast<int64_t>(a.size()) - 1; ++d) {
+    if (perm[d] == static_cast<int64_t>(a.size()) || a[static_cast<size_t>(perm[d])] != 1) {
+      return std::vector<std::optional<RegionClaim>>(chains.size());
+    }
+  }
+  // cos and sin broadcast into the buffer of all the heads as into one projection's output.
+  const std::vector<int64_t>* cos = region.facts().StaticDims(first->inputs[1]);
+  const std::vector<int64_t>* sin = region.facts().StaticDims(first->inputs[2]);
+  std::vector<int64_t> all = *region.facts().StaticDims(first->inputs[0]);
+  const auto heads_axis =
+      static_cast<size_t>(std::find(perm.begin(), perm.end(), static_cast<int64_t>(a.size()) - 1) - perm.begin());
+  all[heads_axis] = 0;
+  for (size_t i = 0; i < chains.size(); ++i) all[heads_axis] += rotations[i] ? chains[i].projection.heads : 0;
+  if (!cos || !sin || !BroadcastsInto(*cos, all) || !BroadcastsInto(*sin, all)) {
+    return std::vector<std::optional<RegionClaim>>(chains.size());
+  }
+  return rotations;
+}
+
 StatusOr<std::optional<RegionClaim>> LowerProjections(const RegionView& region) {
   const int anchor = region.anchor();
   const std::string& a_name = region.node(anchor).input_size() == 2 ? region.node(anchor).input(0) : "";
@@ -173,9 +299,9 @@ StatusOr<std::optional<RegionClaim>> LowerProjections(const RegionView& region) 
   if (a_name.empty() || !a || a->size() < 2 || !AllPositive(*a) || !type || !IsComputedFloat(*type)) {
     return std::optional<RegionClaim>();
   }
-  RegionClaim claim;
-  claim.inputs = {a_name};
-  std::vector<Projection> projections;
+  std::vector<Chain> chains;
+  std::vector<int> matmuls;
+  std::vector<std::string> weights;
   bool anchor_in = false;
   for (int mm : region.consumers(a_name)) {
     const NodeView view = region.view(mm);
@@ -188,19 +314,53 @@ StatusOr<std::optional<RegionClaim>> LowerProjections(const RegionView& region) 
         (*b_dims)[0] != a->back() || !AllPositive(*b_dims)) {
       continue;
     }
-    const std::optional<Chain> chain = ChainAfter(region, mm, *a, (*b_dims)[1]);
+    std::optional<Chain> chain = ChainAfter(region, mm, *a, (*b_dims)[1]);
     if (!chain || region.taken(chain->reshape) || region.taken(chain->transpose)) continue;
-    claim.nodes.insert(claim.nodes.end(), {mm, chain->reshape, chain->transpose});
-    claim.inputs.push_back(b);
-    claim.outputs.push_back(region.node(chain->transpose).output(0));
-    projections.push_back(chain->projection);
+    chains.push_back(std::move(*chain));
+    matmuls.push_back(mm);
+    weights.push_back(b);
     anchor_in = anchor_in || mm == anchor;
   }
-  if (projections.size() < 2 || !anchor_in) return std::optional<RegionClaim>();
-  if (!PrepareRegion(std::make_unique<ProjectionsNode>(*type, std::move(projections)), region, claim).ok()) {
-    return std::optional<RegionClaim>();  // oneDNN refused: the nodes are lowered one by one
+  if (chains.size() < 2 || !anchor_in) return std::optional<RegionClaim>();
+  const int first_node = *std::min_element(matmuls.begin(), matmuls.end());
+  // The region with the rotations it can take, then, if oneDNN refuses that, without them.
+  std::vector<std::optional<RegionClaim>> rotations = Rotations(region, chains, *a, first_node);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (attempt == 1) {
+      if (std::none_of(rotations.begin(), rotations.end(), [](const auto& r) { return r.has_value(); })) break;
+      for (auto& rotation : rotations) rotation.reset();
+    }
+    // The rotated projections first, so that their columns lie side by side.
+    std::vector<size_t> order;
+    for (size_t i = 0; i < chains.size(); ++i) {
+      if (rotations[i]) order.push_back(i);
+    }
+    const size_t rotated = order.size();
+    for (size_t i = 0; i < chains.size(); ++i) {
+      if (!rotations[i]) order.push_back(i);
+    }
+    RegionClaim claim;
+    claim.inputs = {a_name};
+    std::vector<Projection> projections;
+    for (size_t i : order) {
+      claim.nodes.insert(claim.nodes.end(), {matmuls[i], chains[i].reshape, chains[i].transpose});
+      claim.inputs.push_back(weights[i]);
+      if (rotations[i]) {
+        claim.nodes.insert(claim.nodes.end(), rotations[i]->nodes.begin(), rotations[i]->nodes.end());
+        claim.outputs.push_back(rotations[i]->outputs[0]);
+      } else {
+        claim.outputs.push_back(region.node(chains[i].transpose).output(0));
+      }
+      projections.push_back(chains[i].projection);
+    }
+    if (rotated > 0) {
+      claim.inputs.insert(claim.inputs.end(), {rotations[order[0]]->inputs[1], rotations[order[0]]->inputs[2]});
+    }
+    if (PrepareRegion(std::make_unique<ProjectionsNode>(*type, std::move(projections), rotated), region, claim).ok()) {
+      return std::optional<RegionClaim>(std::move(claim));
+    }
   }
-  return std::optional<RegionClaim>(std::move(claim));
+  return std::optional<RegionClaim>();  // oneDNN refused: the nodes are lowered one by one
 }
 
 }  // namespace

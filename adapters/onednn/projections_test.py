@@ -6,7 +6,11 @@ here, its expected outputs by the reference (`parity expect`), then run with
 `parity run --adapter onednn --no-fallback`: every case must PASS on the
 device; a fused case is one kernel, and the cases the region must not take
 (weights that are graph inputs, a lone projection, a Reshape that does not
-split the last dim) run node by node."""
+split the last dim) run node by node. Projections rotated by one "rotate
+half" rotary embedding (rotation.h) are one kernel with their rotations;
+rotations the region must leave to their own regions (another sin, a
+batch before the heads, the unrotated heads read elsewhere) are one kernel
+each beside it."""
 import os
 import sys
 import tempfile
@@ -17,6 +21,7 @@ from onnx import helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from eltwise_test import ADAPTER_BUILT, DTYPES, data, expect_and_run_all_pass, write_case  # noqa: E402
+from rotate_half_test import rotate_half  # noqa: E402
 
 
 def projection(a, w, shape, out, perm=(0, 2, 1, 3)):
@@ -61,6 +66,30 @@ def write_corpus(root):
              [("a", x(name + "a", [1, 8, 64]), None)],
              [("wq", x(name + "wq", [64, 64])), ("wk", x(name + "wk", [64, 64])),
               ("q_shape", np.array([1, 4, 2, 64], np.int64)), ("k_shape", np.array([1, 8, 4, 16], np.int64))], ["q", "k"])
+        # q and k rotated (4 and 2 heads), v not: cos and sin per position, [1, 1, seq, size].
+        def rotated(name, kernels, a_shape, sin_k="sin", perm=(0, 2, 1, 3), trig=(1, 1, 8, 16), outputs=("q", "k", "v")):
+            seq = a_shape[-2]
+            q_shape = np.array(list(a_shape[:-1]) + [4, 16], np.int64)
+            kv_shape = np.array(list(a_shape[:-1]) + [2, 16], np.int64)
+            nodes = (projection("a", "wq", "q_shape", "qh", perm) + projection("a", "wk", "kv_shape", "kh", perm) +
+                     projection("a", "wv", "kv_shape", "v", perm) +
+                     rotate_half("qh", "cos", "sin", "q", 21, tag="q_") + rotate_half("kh", "cos", sin_k, "k", 21, tag="k_"))
+            inputs = [("a", x(name + "a", list(a_shape)), None), ("cos", x(name + "cos", list(trig)), None),
+                      ("sin", x(name + "sin", list(trig)), None)]
+            if sin_k != "sin":
+                inputs.append((sin_k, x(name + sin_k, list(trig)), None))
+            assert seq == trig[-2]
+            case(name, kernels, nodes, inputs,
+                 [("wq", x(name + "wq", [64, 64])), ("wk", x(name + "wk", [64, 32])), ("wv", x(name + "wv", [64, 32])),
+                  ("q_shape", q_shape), ("kv_shape", kv_shape)], list(outputs))
+
+        rotated(f"qkv_rotated_{dtype}", 1, (1, 8, 64))
+        rotated(f"qkv_rotated_heads_first_{dtype}", 1, (1, 8, 64), perm=(2, 0, 1, 3), trig=(1, 8, 16))
+        rotated(f"qkv_rotated_rank2_{dtype}", 1, (8, 64), perm=(1, 0, 2), trig=(8, 16))
+        # Left to the rotations' own regions: three kernels.
+        rotated(f"qk_other_sin_not_merged_{dtype}", 3, (1, 8, 64), sin_k="sin_k")
+        rotated(f"qk_batch_before_heads_not_merged_{dtype}", 3, (2, 8, 64))
+        rotated(f"qk_heads_read_elsewhere_not_merged_{dtype}", 3, (1, 8, 64), outputs=("q", "k", "v", "qh"))
     return cases
 
 

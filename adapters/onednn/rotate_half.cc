@@ -2,30 +2,74 @@
 // operator ("rotate half"):
 //   x * cos + Concat(-x2, x1) * sin,   (x1, x2) = Split(x) in halves along the last axis
 // six nodes (Mul, Split, Neg, Concat, Mul, Add) claimed as one region and
-// run as four primitives:
-//   r = Concat(-x2, x1): two reorders from strided views of x's halves
-//     into r's, the first scaled by -1 (exact);
-//   t = r * sin, kept in float32;  out = x * cos + t (a binary-add post-op).
-// (Binaries over the halves' strided views would need one primitive less,
-// but oneDNN 3.2 runs a binary whose source is not dense on its reference
-// kernel, some 30 times slower here.) In float32 this is the graph's
-// arithmetic, rounding for rounding. In a 16-bit type the graph rounds
-// both products to it and the region keeps them in float32 (the error
-// budget of the whole graph judges that, spec/tolerance.md).
+// run as four primitives (rotation.h): r = Concat(-x2, x1) by two
+// reorders, t = r * sin kept in float32, out = x * cos + t. In float32
+// this is the graph's arithmetic, rounding for rounding. In a 16-bit type
+// the graph rounds both products to it and the region keeps them in
+// float32 (the error budget of the whole graph judges that,
+// spec/tolerance.md).
 #include <algorithm>
 
 #include "adapters/onednn/lowerings.h"
 #include "adapters/onednn/primitive_node.h"
+#include "adapters/onednn/rotation.h"
 
 namespace parity::adapters::onednn {
+
+RotatedHalves::RotatedHalves(DataType type, const std::vector<int64_t>& dims, const std::vector<int64_t>& sin_dims) {
+  const dnnl_dt dt = *DnnlType(type);
+  const dnnl::memory::desc whole = PlainDesc(dims, dt);
+  const dnnl::memory::desc temp = PlainDesc(dims, dnnl_dt::f32);
+  r_bytes_ = whole.get_size();
+  t_count_ = temp.get_size() / sizeof(float);
+  half_bytes_ = static_cast<size_t>(dims.back() / 2) * StorageSize(type);
+  // A half of x (or of r): x's dims with the last halved, x's strides.
+  dnnl_dims half_dims(dims.begin(), dims.end());
+  half_dims.back() = dims.back() / 2;
+  const dnnl::memory::desc half(half_dims, dt, whole.get_strides());
+  const dnnl::memory::desc scale({1}, dnnl_dt::f32, {1});
+  dnnl::primitive_attr negated;
+  negated.set_scales_mask(DNNL_ARG_SRC, 0);
+  negate_x2_ = BoundPrimitive(dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), half, Engine(), half, negated)),
+                              {{DNNL_ARG_SRC, half}, {DNNL_ARG_DST, half}, {DNNL_ARG_ATTR_SCALES | DNNL_ARG_SRC, scale}});
+  copy_x1_ = BoundPrimitive(dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), half, Engine(), half)),
+                            {{DNNL_ARG_SRC, half}, {DNNL_ARG_DST, half}});
+  const dnnl::memory::desc sin = PlainDesc(LeftPad(sin_dims, dims.size()), dt);
+  r_sin_ = BoundPrimitive(
+      dnnl::binary(dnnl::binary::primitive_desc(Engine(), dnnl::algorithm::binary_mul, whole, sin, temp)),
+      {{DNNL_ARG_SRC_0, whole}, {DNNL_ARG_SRC_1, sin}, {DNNL_ARG_DST, temp}});
+}
+
+void RotatedHalves::Run(const uint8_t* x, const void* sin, std::vector<uint8_t>& r, std::vector<float>& t) const {
+  r.resize(r_bytes_);
+  t.resize(t_count_);
+  static const float kMinusOne = -1.0f;
+  negate_x2_.Run({x + half_bytes_, r.data(), &kMinusOne});
+  copy_x1_.Run({x, r.data() + half_bytes_});
+  r_sin_.Run({r.data(), sin, t.data()});
+}
+
+BoundPrimitive CosPlus(DataType type, const std::vector<int64_t>& dims, const std::vector<int64_t>& cos_dims) {
+  const dnnl_dt dt = *DnnlType(type);
+  const dnnl::memory::desc whole = PlainDesc(dims, dt);
+  const dnnl::memory::desc temp = PlainDesc(dims, dnnl_dt::f32);
+  const dnnl::memory::desc cos = PlainDesc(LeftPad(cos_dims, dims.size()), dt);
+  dnnl::post_ops ops;
+  ops.append_binary(dnnl::algorithm::binary_add, temp);
+  dnnl::primitive_attr plus_t;
+  plus_t.set_post_ops(ops);
+  return BoundPrimitive(
+      dnnl::binary(dnnl::binary::primitive_desc(Engine(), dnnl::algorithm::binary_mul, whole, cos, whole, plus_t)),
+      {{DNNL_ARG_SRC_0, whole}, {DNNL_ARG_SRC_1, cos}, {DNNL_ARG_DST, whole},
+       {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, temp}});
+}
+
 namespace {
 
 struct RotateHalfPlan {
-  BoundPrimitive negate_x2, copy_x1;  // into r's halves
-  BoundPrimitive r_sin, x_cos_plus;
+  RotatedHalves halves;
+  BoundPrimitive x_cos_plus;
   std::vector<int64_t> dims;
-  int64_t half = 0;
-  size_t r_bytes = 0, t_count = 0;
 };
 
 // Inputs: x, cos, sin; every dim known at creation (the claim checks it).
@@ -37,39 +81,10 @@ class RotateHalfNode final : public ShapedNode<RotateHalfPlan> {
   StatusOr<RotateHalfPlan> MakePlan(const InputShapes& shapes) override {
     RotateHalfPlan plan;
     plan.dims = shapes[0];
-    const size_t rank = plan.dims.size();
-    if (rank == 0 || plan.dims.back() % 2 != 0) return InvalidArgument("x's last dim must be even");
-    plan.half = plan.dims.back() / 2;
-    const dnnl_dt dt = *DnnlType(type_);
-    const dnnl::memory::desc whole = PlainDesc(plan.dims, dt);
-    const dnnl::memory::desc temp = PlainDesc(plan.dims, dnnl_dt::f32);
-    plan.r_bytes = whole.get_size();
-    plan.t_count = temp.get_size() / sizeof(float);
-    // A half of x (or of r): x's dims with the last halved, x's strides.
-    dnnl_dims half_dims(plan.dims.begin(), plan.dims.end());
-    half_dims.back() = plan.half;
-    const dnnl::memory::desc half(half_dims, dt, whole.get_strides());
-    const dnnl::memory::desc scale({1}, dnnl_dt::f32, {1});
-    dnnl::primitive_attr negated;
-    negated.set_scales_mask(DNNL_ARG_SRC, 0);
-    plan.negate_x2 = BoundPrimitive(dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), half, Engine(), half, negated)),
-                                    {{DNNL_ARG_SRC, half}, {DNNL_ARG_DST, half}, {DNNL_ARG_ATTR_SCALES | DNNL_ARG_SRC, scale}});
-    plan.copy_x1 = BoundPrimitive(dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), half, Engine(), half)),
-                                  {{DNNL_ARG_SRC, half}, {DNNL_ARG_DST, half}});
+    if (plan.dims.empty() || plan.dims.back() % 2 != 0) return InvalidArgument("x's last dim must be even");
     // cos and sin broadcast to x's dims (the claim checks it).
-    const dnnl::memory::desc cos = PlainDesc(LeftPad(shapes[1], rank), dt);
-    const dnnl::memory::desc sin = PlainDesc(LeftPad(shapes[2], rank), dt);
-    plan.r_sin = BoundPrimitive(
-        dnnl::binary(dnnl::binary::primitive_desc(Engine(), dnnl::algorithm::binary_mul, whole, sin, temp)),
-        {{DNNL_ARG_SRC_0, whole}, {DNNL_ARG_SRC_1, sin}, {DNNL_ARG_DST, temp}});
-    dnnl::post_ops ops;
-    ops.append_binary(dnnl::algorithm::binary_add, temp);
-    dnnl::primitive_attr plus_t;
-    plus_t.set_post_ops(ops);
-    plan.x_cos_plus = BoundPrimitive(
-        dnnl::binary(dnnl::binary::primitive_desc(Engine(), dnnl::algorithm::binary_mul, whole, cos, whole, plus_t)),
-        {{DNNL_ARG_SRC_0, whole}, {DNNL_ARG_SRC_1, cos}, {DNNL_ARG_DST, whole},
-         {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, temp}});
+    plan.halves = RotatedHalves(type_, plan.dims, shapes[2]);
+    plan.x_cos_plus = CosPlus(type_, plan.dims, shapes[1]);
     return plan;
   }
 
@@ -77,13 +92,7 @@ class RotateHalfNode final : public ShapedNode<RotateHalfPlan> {
     PARITY_ASSIGN_OR_RETURN(Tensor out, NewTensor(type_, plan.dims));
     if (out.size() == 0) return std::vector<Value>{Value::FromTensor(std::move(out))};
     const uint8_t* x = ctx.tensor(0).raw_bytes();
-    const size_t half_bytes = static_cast<size_t>(plan.half) * StorageSize(type_);
-    r_.resize(plan.r_bytes);
-    t_.resize(plan.t_count);
-    static const float kMinusOne = -1.0f;
-    plan.negate_x2.Run({x + half_bytes, r_.data(), &kMinusOne});
-    plan.copy_x1.Run({x, r_.data() + half_bytes});
-    plan.r_sin.Run({r_.data(), ctx.tensor(2).raw_bytes(), t_.data()});
+    plan.halves.Run(x, ctx.tensor(2).raw_bytes(), r_, t_);
     plan.x_cos_plus.Run({x, ctx.tensor(1).raw_bytes(), out.mutable_raw_bytes(), t_.data()});
     return std::vector<Value>{Value::FromTensor(std::move(out))};
   }
@@ -101,6 +110,8 @@ std::string OtherInput(const onnx::NodeProto& node, const std::string& value) {
   if (node.input(1) == value && node.input(0) != value) return node.input(0);
   return "";
 }
+
+}  // namespace
 
 // The region around `x`, the value both the Split and the Mul by cos read.
 std::optional<RegionClaim> MatchRotateHalf(const RegionView& region, const std::string& x) {
@@ -167,6 +178,8 @@ std::optional<RegionClaim> MatchRotateHalf(const RegionView& region, const std::
   claim.outputs = {region.node(add).output(0)};
   return claim;
 }
+
+namespace {
 
 // Anchored at the Mul by cos or at the Split, whichever comes first in the
 // graph's order; the other anchor finds its members taken.

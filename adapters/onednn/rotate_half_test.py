@@ -17,16 +17,18 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from eltwise_test import ADAPTER_BUILT, DTYPES, data, expect_and_run_all_pass, run, write_case  # noqa: E402
 
 
-def rotate_half(x, cos, sin, y, opset, split_first=False, swapped=False, concat=("neg", "x1")):
+def rotate_half(x, cos, sin, y, opset, split_first=False, swapped=False, concat=("neg", "x1"), tag=""):
     """The six nodes; split_first puts the Split before x * cos, swapped
-    writes every Mul and the Add with their operands exchanged."""
-    split = (helper.make_node("Split", [x], ["x1", "x2"], axis=-1, num_outputs=2) if opset >= 18
-             else helper.make_node("Split", [x], ["x1", "x2"], axis=-1))
-    mul_cos = helper.make_node("Mul", [cos, x] if swapped else [x, cos], ["xc"])
-    rest = [helper.make_node("Neg", ["x2"], ["neg"]),
-            helper.make_node("Concat", list(concat), ["r"], axis=-1),
-            helper.make_node("Mul", [sin, "r"] if swapped else ["r", sin], ["rs"]),
-            helper.make_node("Add", ["rs", "xc"] if swapped else ["xc", "rs"], [y])]
+    writes every Mul and the Add with their operands exchanged; `tag`
+    prefixes the intermediate values' names (two rotations in one graph)."""
+    x1, x2, xc, neg, r, rs = (tag + n for n in ("x1", "x2", "xc", "neg", "r", "rs"))
+    split = (helper.make_node("Split", [x], [x1, x2], axis=-1, num_outputs=2) if opset >= 18
+             else helper.make_node("Split", [x], [x1, x2], axis=-1))
+    mul_cos = helper.make_node("Mul", [cos, x] if swapped else [x, cos], [xc])
+    rest = [helper.make_node("Neg", [x2], [neg]),
+            helper.make_node("Concat", [tag + c for c in concat], [r], axis=-1),
+            helper.make_node("Mul", [sin, r] if swapped else [r, sin], [rs]),
+            helper.make_node("Add", [rs, xc] if swapped else [xc, rs], [y])]
     return [split, mul_cos] + rest if split_first else [mul_cos, split] + rest
 
 

@@ -310,8 +310,11 @@ class ReferenceSession {
   Status Run(const parity_value* inputs, size_t input_count) {
     const onnx::GraphProto& graph = evaluator_->model().proto->graph();
     const std::string& model_name = evaluator_->model().name;
-    std::unordered_map<std::string, int> index_of;
-    for (int i = 0; i < graph.input_size(); ++i) index_of.emplace(graph.input(i).name(), i);
+    // Made at the first run and kept: a decode step should not index the graph again.
+    if (input_index_.empty()) {
+      for (int i = 0; i < graph.input_size(); ++i) input_index_.emplace(graph.input(i).name(), i);
+    }
+    const std::unordered_map<std::string, int>& index_of = input_index_;
     std::vector<std::optional<Value>> bound(static_cast<size_t>(graph.input_size()));
     int last_bound = -1;
     for (size_t i = 0; i < input_count; ++i) {
@@ -485,6 +488,10 @@ class ReferenceSession {
     const int size = static_cast<int>(in.size);
     switch (in.kind) {
       case PARITY_VALUE_TENSOR: {
+        // Most inputs are plain raw_data tensors, read without a TensorProto.
+        if (std::optional<Tensor> plain = TensorFromPlainWire(in.data, in.size)) {
+          return Value::FromTensor(std::move(*plain));
+        }
         onnx::TensorProto proto;
         if (!proto.ParseFromArray(in.data, size))
           return InvalidArgument("input '", input_name, "' is not a TensorProto");
@@ -511,7 +518,10 @@ class ReferenceSession {
 
   static Status Serialize(const Value& value, Output& out) {
     bool serialized = false;
-    if (value.is_tensor()) {
+    if (value.is_tensor() && TensorToPlainWire(value.tensor(), out.name, &out.bytes)) {
+      out.kind = PARITY_VALUE_TENSOR;
+      serialized = true;
+    } else if (value.is_tensor()) {
       onnx::TensorProto proto;
       TensorToProto(value.tensor(), &proto);
       proto.set_name(out.name);
@@ -544,6 +554,7 @@ class ReferenceSession {
   uint64_t runs_ = 0;
   std::vector<Binding> bindings_;
   std::unordered_map<std::string, Value> state_;            // by bound input
+  std::unordered_map<std::string, int> input_index_;        // the graph's inputs by name
   std::unordered_map<std::string, Output> read_states_;     // ReadState's bytes, by input
   std::vector<Output> outputs_;
   std::vector<parity_value> output_values_;

@@ -53,11 +53,19 @@ StatusOr<Value> Widen(const Value& value) {
 struct Evaluator::Scope {
   const Scope* parent = nullptr;
   std::unordered_map<std::string, Value> values;
+  // The graph's initializers, when they are read where the prepared graph
+  // keeps them instead of being copied into `values` at each run; a value
+  // of the same name in `values` (a graph input given) hides one.
+  const std::unordered_map<std::string, Value>* initializers = nullptr;
 
   const Value* Find(const std::string& name) const {
     for (const Scope* s = this; s; s = s->parent) {
       auto it = s->values.find(name);
       if (it != s->values.end()) return &it->second;
+      if (s->initializers) {
+        it = s->initializers->find(name);
+        if (it != s->initializers->end()) return &it->second;
+      }
     }
     return nullptr;
   }
@@ -65,7 +73,7 @@ struct Evaluator::Scope {
 
 struct Evaluator::PreparedGraph {
   std::vector<const onnx::NodeProto*> order;
-  std::vector<std::pair<std::string, Value>> initializers;
+  std::unordered_map<std::string, Value> initializers;
 };
 
 struct Evaluator::FunctionBody {
@@ -183,7 +191,8 @@ StatusOr<std::shared_ptr<const Evaluator::PreparedGraph>> Evaluator::Prepare(con
   for (const auto& init : graph.initializer()) {
     StatusOr<Tensor> t = TensorFromProto(init, policy);
     if (!t.ok()) return t.status().WithContext(where + ": initializer '" + init.name() + "'");
-    prepared->initializers.emplace_back(init.name(), Value::FromTensor(std::move(t).value()));
+    // Two initializers of one name: the last one holds, as when they were bound in turn.
+    prepared->initializers.insert_or_assign(init.name(), Value::FromTensor(std::move(t).value()));
   }
   if (graph.sparse_initializer_size() > 0) {
     return Unimplemented(where, ": sparse initializers are not supported");
@@ -222,14 +231,22 @@ StatusOr<std::vector<Value>> Evaluator::RunGraph(const onnx::GraphProto& graph, 
   Scope scope;
   scope.parent = outer;
   const bool wide = options_.arithmetic == Arithmetic::kWide;
-  for (const auto& [name, value] : prepared->initializers) {
-    if (wide) {
-      PARITY_ASSIGN_OR_RETURN(scope.values[name], Widen(value));
-    } else {
-      scope.values[name] = value;
-    }
-  }
   const bool top_level = outer == nullptr;
+  // In-place mode reads and rebinds every value by name in `values`, and
+  // wide arithmetic widens the initializers: both take copies. Otherwise
+  // the run reads the prepared graph's own, and a step copies none.
+  const bool in_place = top_level && !options_.in_place.empty();
+  if (wide || in_place) {
+    for (const auto& [name, value] : prepared->initializers) {
+      if (wide) {
+        PARITY_ASSIGN_OR_RETURN(scope.values[name], Widen(value));
+      } else {
+        scope.values[name] = value;
+      }
+    }
+  } else {
+    scope.initializers = &prepared->initializers;
+  }
   if (inputs.size() > static_cast<size_t>(graph.input_size())) {
     return InvalidArgument(model_.name, ": graph '", graph.name(), "' takes ", graph.input_size(),
                            " inputs, got ", inputs.size());
@@ -240,11 +257,12 @@ StatusOr<std::vector<Value>> Evaluator::RunGraph(const onnx::GraphProto& graph, 
       PARITY_ASSIGN_OR_RETURN(scope.values[name], Widen(inputs[i]));
     } else if (static_cast<size_t>(i) < inputs.size()) {
       scope.values[name] = inputs[i];
-    } else if (!scope.values.count(name) && top_level) {
+    } else if (top_level && !scope.values.count(name) &&
+               !(scope.initializers && scope.initializers->count(name))) {
       return InvalidArgument(model_.name, ": graph input '", name, "' was given no value");
     }
   }
-  if (top_level && !options_.in_place.empty()) {
+  if (in_place) {
     // In-place mode: the aliased inputs' buffers (the caller's tensors) are
     // written by their outputs' writers; see EvalOptions::in_place.
     // The plan depends only on the main graph and the options: made on the

@@ -299,7 +299,8 @@ StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, const ExternalD
   if (proto.has_segment()) return Unimplemented("tensor '", name, "' uses segments, which are not supported");
   const DataType dtype = static_cast<DataType>(raw_type);
   Shape shape(proto.dims().begin(), proto.dims().end());
-  const std::string description = StrCat(DataTypeName(dtype), ShapeToString(shape));
+  // Made only for an error: a model's inputs are parsed at every run.
+  const auto description = [&] { return StrCat(DataTypeName(dtype), ShapeToString(shape)); };
   // The data the proto holds must match its shape before the tensor is
   // allocated: a few bytes declaring 2^31 elements are an error, not an
   // allocation of their size.
@@ -314,11 +315,11 @@ StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, const ExternalD
   } else if (proto.has_raw_data()) {
     if (dtype == DataType::kString) return InvalidModel("tensor '", name, "': string tensors cannot use raw_data");
     if (static_cast<int64_t>(proto.raw_data().size()) != want) {
-      return InvalidModel("tensor '", name, "' (", description, ") has ", proto.raw_data().size(),
+      return InvalidModel("tensor '", name, "' (", description(), ") has ", proto.raw_data().size(),
                           " bytes of data, expected ", want);
     }
   } else {
-    PARITY_RETURN_IF_ERROR(CheckTypedFieldCount(proto, dtype, *count, description));
+    PARITY_RETURN_IF_ERROR(CheckTypedFieldCount(proto, dtype, *count, description()));
   }
   StatusOr<Tensor> created = Tensor::Create(dtype, std::move(shape));
   if (!created.ok()) return created.status().WithContext("tensor '" + name + "'");
@@ -335,6 +336,112 @@ StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, const ExternalD
   }
   PARITY_RETURN_IF_ERROR(FillFromTypedFields(t, proto));
   return t;
+}
+
+namespace {
+
+// A protobuf varint at `*at` (before `end`), or nullopt when it runs past
+// `end` or over ten bytes.
+std::optional<uint64_t> ReadVarint(const uint8_t*& at, const uint8_t* end) {
+  uint64_t value = 0;
+  for (int shift = 0; shift < 64 && at < end; shift += 7) {
+    const uint8_t byte = *at++;
+    value |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if (!(byte & 0x80)) return value;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Tensor> TensorFromPlainWire(const void* data, size_t size) {
+  // TensorProto's field numbers (onnx.proto), and protobuf's wire types.
+  constexpr uint32_t kDims = 1, kDataType = 2, kName = 8, kRawData = 9;
+  constexpr uint32_t kVarint = 0, kLengthDelimited = 2;
+  const uint8_t* at = static_cast<const uint8_t*>(data);
+  const uint8_t* const end = at + size;
+  Shape shape;
+  std::optional<int32_t> data_type;
+  const uint8_t* raw = nullptr;
+  size_t raw_size = 0;
+  bool has_raw = false;
+  while (at < end) {
+    const std::optional<uint64_t> tag = ReadVarint(at, end);
+    if (!tag) return std::nullopt;
+    const uint64_t field = *tag >> 3, wire = *tag & 7;
+    if (field == kDims && wire == kVarint) {
+      const std::optional<uint64_t> dim = ReadVarint(at, end);
+      if (!dim) return std::nullopt;
+      shape.push_back(static_cast<int64_t>(*dim));
+    } else if (field == kDataType && wire == kVarint) {
+      const std::optional<uint64_t> type = ReadVarint(at, end);
+      if (!type || *type > static_cast<uint64_t>(INT32_MAX)) return std::nullopt;
+      data_type = static_cast<int32_t>(*type);
+    } else if ((field == kDims || field == kName || field == kRawData) && wire == kLengthDelimited) {
+      const std::optional<uint64_t> length = ReadVarint(at, end);
+      if (!length || *length > static_cast<uint64_t>(end - at)) return std::nullopt;
+      const uint8_t* field_end = at + *length;
+      if (field == kDims) {  // packed dims
+        while (at < field_end) {
+          const std::optional<uint64_t> dim = ReadVarint(at, field_end);
+          if (!dim) return std::nullopt;
+          shape.push_back(static_cast<int64_t>(*dim));
+        }
+      } else if (field == kRawData) {
+        raw = at;
+        raw_size = static_cast<size_t>(*length);
+        has_raw = true;
+      }
+      at = field_end;
+    } else {
+      return std::nullopt;  // any other field: the full reader's
+    }
+  }
+  // What TensorFromProto would refuse or read otherwise is left to it.
+  if (!data_type || !has_raw || !IsKnownDataType(*data_type)) return std::nullopt;
+  const DataType dtype = static_cast<DataType>(*data_type);
+  if (dtype == DataType::kString) return std::nullopt;
+  for (int64_t d : shape) {
+    if (d < 0) return std::nullopt;
+  }
+  const StatusOr<int64_t> count = ElementCount(shape);
+  if (!count.ok()) return std::nullopt;
+  const StatusOr<int64_t> want = PackedByteCount(*count, PackedBits(dtype), "tensor data size");
+  if (!want.ok() || *want != static_cast<int64_t>(raw_size)) return std::nullopt;
+  StatusOr<Tensor> created = Tensor::Create(dtype, std::move(shape));
+  if (!created.ok()) return std::nullopt;
+  Tensor t = std::move(created).value();
+  if (!FillFromRawBytes(t, raw, raw_size, "").ok()) return std::nullopt;
+  return t;
+}
+
+bool TensorToPlainWire(const Tensor& tensor, const std::string& name, std::string* out) {
+  if (tensor.dtype() == DataType::kString || PackedBits(tensor.dtype()) < 8) return false;
+  auto varint = [out](uint64_t value) {
+    while (value >= 0x80) {
+      out->push_back(static_cast<char>((value & 0x7f) | 0x80));
+      value >>= 7;
+    }
+    out->push_back(static_cast<char>(value));
+  };
+  // Tags: (field number << 3) | wire type, for dims (1, varint), data_type
+  // (2, varint), name (8, length-delimited) and raw_data (9, length-delimited).
+  out->clear();
+  out->reserve(tensor.byte_size() + name.size() + 16 + 11 * tensor.shape().size());
+  for (int64_t d : tensor.shape()) {
+    varint(1 << 3);
+    varint(static_cast<uint64_t>(d));
+  }
+  varint(2 << 3);
+  varint(static_cast<uint64_t>(static_cast<int32_t>(tensor.dtype())));
+  // Both are set there, so written even when empty (proto2 keeps presence).
+  varint((8 << 3) | 2);
+  varint(name.size());
+  out->append(name);
+  varint((9 << 3) | 2);
+  varint(tensor.byte_size());
+  out->append(reinterpret_cast<const char*>(tensor.raw_bytes()), tensor.byte_size());
+  return true;
 }
 
 void TensorToProto(const Tensor& tensor, onnx::TensorProto* proto) {

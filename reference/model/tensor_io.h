@@ -3,6 +3,7 @@
 // external files. Every size and offset is checked before it is used.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <google/protobuf/io/zero_copy_stream.h>
@@ -24,6 +25,18 @@ struct ExternalDataPolicy {
 // by ResolveExternalDataPath under policy.base_dir, with offset and length
 // checked against the file.
 StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, const ExternalDataPolicy& policy = {});
+// The tensor of a serialized TensorProto that holds only dims, data_type,
+// name and raw_data (what ONNX writes for a test input, and the protocol
+// sends at every run), read straight from the wire format without a
+// TensorProto in between; nullopt for any other message, well formed or
+// not: TensorFromProto reads it then, and gives its errors.
+std::optional<Tensor> TensorFromPlainWire(const void* data, size_t size);
+// Writes `tensor` named `name` into `out` as the bytes of the TensorProto
+// that TensorToProto and set_name would make, serialized (fields in number
+// order, as protobuf writes them), without the TensorProto; false, and
+// `out` untouched, for strings and the types packed below a byte, which
+// take that path.
+bool TensorToPlainWire(const Tensor& tensor, const std::string& name, std::string* out);
 // Checks, without reading it, that a tensor's external data is inside
 // policy.base_dir and that its range lies inside the file.
 Status CheckExternalData(const onnx::TensorProto& proto, const ExternalDataPolicy& policy);

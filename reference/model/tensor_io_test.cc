@@ -2,8 +2,10 @@
 // sub-byte types, typed fields, external data and its checks.
 #include "reference/model/tensor_io.h"
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <gtest/gtest.h>
@@ -252,6 +254,129 @@ TEST(TensorIoTest, SerializedValueIsTheTensorProtosOwnEncoding) {
     }
     EXPECT_EQ(bytes, proto.SerializeAsString()) << t.Description();
   }
+}
+
+}  // namespace
+}  // namespace parity
+
+namespace parity {
+namespace {
+
+// The bytes protobuf writes for `t` named `name` (the path the plain wire form stands in for).
+std::string ProtobufBytes(const Tensor& t, const std::string& name) {
+  onnx::TensorProto proto;
+  TensorToProto(t, &proto);
+  proto.set_name(name);
+  return proto.SerializeAsString();
+}
+
+TEST(PlainWireTest, WritesProtobufsBytesAndReadsThemBack) {
+  std::vector<Tensor> tensors;
+  tensors.push_back(*Tensor::FromDoubles(DataType::kFloat, {2, 3}, {1.5, -0.0, 3e38, -7, 0.25, 1e-40}));
+  tensors.push_back(*Tensor::FromDoubles(DataType::kFloat16, {3}, {1, -2, 65504}));
+  tensors.push_back(*Tensor::FromDoubles(DataType::kBool, {4}, {1, 0, 0, 1}));
+  tensors.push_back(Tensor::FromInt64s({2, 1}, {-5, int64_t{1} << 40}));
+  tensors.push_back(*Tensor::FromDoubles(DataType::kDouble, {}, {3.25}));  // a scalar: no dims
+  tensors.push_back(*Tensor::Create(DataType::kFloat, {0, 4}));           // no elements: raw_data is empty
+  tensors.push_back(*Tensor::Create(DataType::kComplex64, {2}));
+  tensors.push_back(*Tensor::Create(DataType::kFloat, {200, 300}));       // dims of two varint bytes
+  for (const Tensor& t : tensors) {
+    SCOPED_TRACE(t.Description());
+    for (const std::string name : {"", "present_key_0"}) {
+      std::string wire = "stale";
+      ASSERT_TRUE(TensorToPlainWire(t, name, &wire));
+      EXPECT_EQ(wire, ProtobufBytes(t, name));
+      const std::optional<Tensor> back = TensorFromPlainWire(wire.data(), wire.size());
+      ASSERT_TRUE(back.has_value());
+      EXPECT_EQ(back->dtype(), t.dtype());
+      EXPECT_EQ(back->shape(), t.shape());
+      ASSERT_EQ(back->byte_size(), t.byte_size());
+      EXPECT_EQ(std::memcmp(back->raw_bytes(), t.raw_bytes(), t.byte_size()), 0);
+    }
+  }
+}
+
+TEST(PlainWireTest, LeavesStringsAndSubByteTypesToTheProtoPath) {
+  std::string out = "kept";
+  EXPECT_FALSE(TensorToPlainWire(*Tensor::Create(DataType::kString, {1}), "s", &out));
+  EXPECT_FALSE(TensorToPlainWire(*Tensor::Create(DataType::kInt4, {3}), "q", &out));
+  EXPECT_EQ(out, "kept");
+}
+
+TEST(PlainWireTest, PackedDimsAreRead) {
+  onnx::TensorProto proto;
+  proto.set_data_type(onnx::TensorProto::FLOAT);
+  proto.set_raw_data(std::string(24, '\0'));
+  const std::string unpacked = [&] {
+    onnx::TensorProto p = proto;
+    p.add_dims(2);
+    p.add_dims(3);
+    return p.SerializeAsString();
+  }();
+  // dims as one length-delimited field (2 bytes: 2, 3) where protobuf writes two varints.
+  std::string packed = std::string("\x0a\x02\x02\x03", 4) + proto.SerializeAsString();
+  for (const std::string& wire : {unpacked, packed}) {
+    const std::optional<Tensor> t = TensorFromPlainWire(wire.data(), wire.size());
+    ASSERT_TRUE(t.has_value());
+    EXPECT_EQ(t->shape(), (Shape{2, 3}));
+  }
+}
+
+TEST(PlainWireTest, AnythingElseIsLeftToTensorFromProto) {
+  auto plain = [] {
+    onnx::TensorProto p;
+    p.add_dims(2);
+    p.set_data_type(onnx::TensorProto::FLOAT);
+    p.set_raw_data(std::string(8, '\0'));
+    return p;
+  };
+  std::vector<std::pair<std::string, std::string>> cases;
+  {
+    onnx::TensorProto p = plain();
+    p.set_doc_string("another field");
+    cases.emplace_back("doc_string", p.SerializeAsString());
+  }
+  {
+    onnx::TensorProto p = plain();
+    p.clear_raw_data();
+    p.add_float_data(1);
+    p.add_float_data(2);
+    cases.emplace_back("typed field", p.SerializeAsString());
+  }
+  {
+    onnx::TensorProto p = plain();
+    p.set_raw_data(std::string(7, '\0'));
+    cases.emplace_back("raw_data of the wrong size", p.SerializeAsString());
+  }
+  {
+    onnx::TensorProto p = plain();
+    p.set_data_type(999);
+    cases.emplace_back("unknown data_type", p.SerializeAsString());
+  }
+  {
+    onnx::TensorProto p = plain();
+    p.set_dims(0, -1);
+    cases.emplace_back("negative dim", p.SerializeAsString());
+  }
+  {
+    onnx::TensorProto p = plain();
+    p.clear_data_type();
+    cases.emplace_back("no data_type", p.SerializeAsString());
+  }
+  {
+    onnx::TensorProto p = plain();
+    p.set_data_location(onnx::TensorProto::EXTERNAL);
+    cases.emplace_back("external data", p.SerializeAsString());
+  }
+  {
+    const std::string whole = plain().SerializeAsString();
+    cases.emplace_back("truncated", whole.substr(0, whole.size() - 3));
+    cases.emplace_back("a varint that never ends", std::string(12, '\xff'));
+  }
+  for (const auto& [what, wire] : cases) {
+    EXPECT_FALSE(TensorFromPlainWire(wire.data(), wire.size()).has_value()) << what;
+  }
+  EXPECT_FALSE(TensorFromPlainWire(nullptr, 0).has_value());
 }
 
 }  // namespace
