@@ -108,6 +108,63 @@ def repeated_steps(model_case: str, corpus: str, steps: int) -> str:
     return out
 
 
+def bfloat16_model(parity: str, model_case: str, corpus: str, steps: int) -> str:
+    """An exported model in bfloat16: every float initializer rounded once,
+    every float value declared bfloat16, the same inputs (token ids), its
+    expected outputs from the reference (`parity expect`), judged by the
+    error budget of the whole graph (spec/tolerance.md) instead of the
+    float32 model's declared tolerance; run as repeated_steps runs it."""
+    name = os.path.basename(model_case) + "_bfloat16"
+    out = os.path.join(corpus, "models", name)
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    model = onnx.load(os.path.join(model_case, "model.onnx"))
+    graph = model.graph
+    for i, init in enumerate(graph.initializer):
+        if init.data_type == TensorProto.FLOAT:
+            rounded = numpy_helper.to_array(init).astype(ml_dtypes.bfloat16)
+            graph.initializer[i].CopyFrom(numpy_helper.from_array(rounded, init.name))
+    for value in list(graph.input) + list(graph.output) + list(graph.value_info):
+        if value.type.tensor_type.elem_type == TensorProto.FLOAT:
+            value.type.tensor_type.elem_type = TensorProto.BFLOAT16
+    for node in graph.node:  # a Cast or a float constant made in the graph
+        for attr in node.attribute:
+            if attr.name == "to" and attr.i == TensorProto.FLOAT:
+                attr.i = TensorProto.BFLOAT16
+            if attr.type == onnx.AttributeProto.TENSOR and attr.t.data_type == TensorProto.FLOAT:
+                attr.t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(attr.t).astype(ml_dtypes.bfloat16),
+                                                        attr.t.name))
+    graph.name += "_bfloat16"
+    onnx.save(model, os.path.join(out, "model.onnx"))
+    with open(os.path.join(model_case, "case.json")) as f:
+        meta = json.load(f)
+    # Its expected outputs are the reference's: the float32 run's tolerance
+    # gives way to the error budget (spec/tolerance.md).
+    meta["source"] = "reference"
+    meta.pop("tolerance", None)
+    meta["tags"] = [t for t in meta.get("tags", []) if t != "float32"] + ["bfloat16"]
+    meta["why"] = f"{os.path.basename(model_case)} in bfloat16 (decode_bench.py): " + meta.get("why", "")
+    meta["steps"] = {"carry": []}
+    with open(os.path.join(out, "case.json"), "w") as f:
+        json.dump(meta, f, indent=1)
+    inputs = {}  # each input file, a float one rounded once to bfloat16
+    for file in os.listdir(os.path.join(model_case, "test_data_set_0")):
+        if file.startswith("input_"):
+            tensor = TensorProto()
+            with open(os.path.join(model_case, "test_data_set_0", file), "rb") as f:
+                tensor.ParseFromString(f.read())
+            if tensor.data_type == TensorProto.FLOAT:
+                tensor = numpy_helper.from_array(numpy_helper.to_array(tensor).astype(ml_dtypes.bfloat16), tensor.name)
+            inputs[file] = tensor.SerializeToString()
+    for step in range(steps):
+        os.makedirs(os.path.join(out, f"test_data_set_{step}"))
+        for file, data in inputs.items():
+            with open(os.path.join(out, f"test_data_set_{step}", file), "wb") as f:
+                f.write(data)
+    subprocess.run([parity, "expect", out], check=True, stdout=subprocess.DEVNULL)
+    return out
+
+
 def run(parity: str, adapter: str, case_dir: str, out: str, threads: int, repeats: int) -> dict:
     subprocess.run([parity, "run", "--adapter", adapter, "--cases", case_dir, "--out", out, "--fresh", "--jobs", "1",
                     "--threads", str(threads), "--warm-repeats", str(repeats), "--state-readback", "last",
@@ -140,19 +197,23 @@ def main(argv=None) -> int:
     parser.add_argument("--steps", type=int, default=20, help="runs of each exported model in one session")
     parser.add_argument("--in-process-only", action="store_true",
                         help="only the exported models' step in a loop inside one process")
-    parser.add_argument("--rounds", type=int, default=8, help="alternating rounds of the in-process loop")
+    parser.add_argument("--rounds", type=int, default=24, help="alternating rounds of the in-process loop")
     args = parser.parse_args(argv)
     if not os.access(args.parity, os.X_OK):
         print(f"decode_bench: no parity binary at {args.parity}", file=sys.stderr)
         return 2
+    corpus = os.path.join(args.work, "corpus")
+    bfloat16_models = [bfloat16_model(args.parity, os.path.join(ROOT, "cases", "models", m), corpus, args.steps)
+                       for m in MODELS]
     if args.in_process_only:
-        in_process(args.parity, args.threads, args.rounds)
+        in_process(args.parity, args.threads, bfloat16_models, args.rounds)
         return 0
-    cases = write_bench_cases(args.parity, os.path.join(args.work, "corpus"))
-    cases += [repeated_steps(os.path.join(ROOT, "cases", "models", m), os.path.join(args.work, "corpus"), args.steps)
-              for m in MODELS]
+    cases = write_bench_cases(args.parity, corpus)
+    cases += [repeated_steps(os.path.join(ROOT, "cases", "models", m), corpus, args.steps) for m in MODELS]
+    cases += bfloat16_models
     failed = False
-    onnxruntime_float32 = None  # ONNX Runtime's float32 decoder layer, the yardstick of the bfloat16 one
+    # ONNX Runtime's float32 rows by case, the yardstick of the bfloat16 ones.
+    onnxruntime_float32 = {}
     print(f"threads {args.threads}; times in ms (noisy on a shared machine)")
     print(f"{'case':<34} {'adapter':<12} {'state':<12} {'create':>9} {'compile':>9} {'prefill/run':>11} "
           f"{'decode med':>10}  placement")
@@ -172,33 +233,35 @@ def main(argv=None) -> int:
         if a["decode"] and b["decode"] and b["state"] == "PASS":
             print(f"{name:<34} median step oneDNN / ONNX Runtime = {a['decode'] / b['decode']:.2f}; "
                   f"session creation {a['create'] / b['create']:.2f}")
-            if name == "gqa_decode_4096":
-                onnxruntime_float32 = b
-        elif a["decode"] and name.endswith("_bfloat16") and onnxruntime_float32:
+            onnxruntime_float32[name] = b
+        elif a["decode"] and name.endswith("_bfloat16") and name[:-len("_bfloat16")] in onnxruntime_float32:
             # ONNX Runtime's CPU provider has no bfloat16 MatMul (ONEDNN-62): the
-            # layer in bfloat16 on oneDNN against the fastest form ONNX Runtime
+            # case in bfloat16 on oneDNN against the fastest form ONNX Runtime
             # runs, its float32 one.
             print(f"{name:<34} median step oneDNN bfloat16 / ONNX Runtime float32 = "
-                  f"{a['decode'] / onnxruntime_float32['decode']:.2f}")
-    in_process(args.parity, args.threads, args.rounds)
+                  f"{a['decode'] / onnxruntime_float32[name[:-len('_bfloat16')]]['decode']:.2f}")
+    in_process(args.parity, args.threads, bfloat16_models, args.rounds)
     return 1 if failed else 0
 
 
-def in_process(parity: str, threads: int, rounds: int = 8, runs: int = 1500) -> None:
+def in_process(parity: str, threads: int, bfloat16_models: list, rounds: int = 24, runs: int = 500,
+               window: float = 0.1) -> None:
     """The exported models' step in a loop inside one process each, without
     the workers around it: the oneDNN adapter's run through parity_bench's
     AdapterRun (with the workers' malloc setting, spec/protocol/README.md)
     and ONNX Runtime's InferenceSession.run, on the same inputs. The two
     alternate, round by round, and each round gives a ratio: on a shared
     machine the load changes within seconds, so a ratio of two measurements
-    taken minutes apart says more about the load than about the adapters."""
+    taken minutes apart says more about the load than about the adapters.
+    A model in bfloat16 (bfloat16_model) runs on oneDNN only, against ONNX
+    Runtime's float32 run of the same model in the same round."""
     import onnxruntime
     bench = os.path.join(os.path.dirname(parity), "parity_bench")
     if not os.access(bench, os.X_OK):
         print(f"\nin one process: {bench} is not built")
         return
     dirs = [os.path.join(ROOT, "cases", "models", m) for m in MODELS]
-    env = dict(os.environ, PARITY_THREADS=str(threads), PARITY_BENCH_CASES=":".join(dirs),
+    env = dict(os.environ, PARITY_THREADS=str(threads), PARITY_BENCH_CASES=":".join(dirs + bfloat16_models),
                PARITY_BENCH_ADAPTER=os.path.join(os.path.dirname(parity), "adapters", "libparity_adapter_onednn.so"))
     env.setdefault("GLIBC_TUNABLES", "glibc.malloc.tcache_count=1024")
     options = onnxruntime.SessionOptions()
@@ -217,9 +280,10 @@ def in_process(parity: str, threads: int, rounds: int = 8, runs: int = 1500) -> 
         for _ in range(100):
             session.run(None, feeds)
         sessions[os.path.basename(d)] = (session, feeds)
-    onednn, ort, ratios = ({name: [] for name in sessions} for _ in range(3))
+    names = list(sessions) + [os.path.basename(d) for d in bfloat16_models]
+    onednn, ort, ratios = ({name: [] for name in names} for _ in range(3))
     for _ in range(rounds):
-        out = subprocess.run([bench, "--benchmark_filter=AdapterRun", "--benchmark_min_time=0.3",
+        out = subprocess.run([bench, "--benchmark_filter=AdapterRun", f"--benchmark_min_time={window}",
                               "--benchmark_format=json"], env=env, cwd=ROOT, capture_output=True, text=True,
                              check=False)
         mean_us = {b["run_name"].split("/")[-1]: b["real_time"] for b in json.loads(out.stdout or "{}").get("benchmarks", [])}
@@ -228,23 +292,25 @@ def in_process(parity: str, threads: int, rounds: int = 8, runs: int = 1500) -> 
             # loop of at least as long (a median would leave out the slow
             # runs that the other side's mean counts).
             count, start = 0, time.perf_counter()
-            while count < runs or time.perf_counter() - start < 0.3:
+            while count < runs or time.perf_counter() - start < window:
                 session.run(None, feeds)
                 count += 1
             elapsed = time.perf_counter() - start
-            if name not in mean_us:
-                continue
-            onednn[name].append(mean_us[name] / 1000.0)
-            ort[name].append(elapsed / count * 1000.0)
-            ratios[name].append(onednn[name][-1] / ort[name][-1])
+            for oned in (name, name + "_bfloat16"):
+                if oned not in mean_us:
+                    continue
+                onednn[oned].append(mean_us[oned] / 1000.0)
+                ort[oned].append(elapsed / count * 1000.0)
+                ratios[oned].append(onednn[oned][-1] / ort[oned][-1])
     print(f"\nin one process (ms), {rounds} rounds, each oneDNN's run (parity_bench AdapterRun, a mean over "
-          f"0.3 s of iterations) then ONNX Runtime's InferenceSession.run (a mean over at least {runs} runs and "
-          f"0.3 s): the medians of the rounds, and the median and range of the rounds' ratios")
-    for name in sessions:
+          f"{window} s of iterations) then ONNX Runtime's InferenceSession.run (a mean over at least {runs} runs "
+          f"and {window} s): the medians of the rounds, and the median and range of the rounds' ratios")
+    for name in names:
         if not ratios[name]:
             print(f"{name:<34} parity_bench gave no figure")
             continue
-        print(f"{name:<34} oneDNN {statistics.median(onednn[name]):.3f}  ONNX Runtime {statistics.median(ort[name]):.3f}  "
+        yardstick = "ONNX Runtime float32" if name.endswith("_bfloat16") else "ONNX Runtime"
+        print(f"{name:<34} oneDNN {statistics.median(onednn[name]):.3f}  {yardstick} {statistics.median(ort[name]):.3f}  "
               f"ratio {statistics.median(ratios[name]):.2f} ({min(ratios[name]):.2f} to {max(ratios[name]):.2f})")
 
 

@@ -4,7 +4,8 @@
 // heads and a Transpose. The region runs them as one matmul by the weights
 // side by side (concatenated once, at the first run, and kept), then one
 // reorder per projection from its columns of the product straight into
-// the transposed output: one primitive and one node where there were as
+// the transposed output (a copy where the columns already lie in its
+// order, as when A has one row): one primitive and one node where there were as
 // many matmuls as projections and three nodes each. At a small model's
 // sizes a oneDNN primitive costs a microsecond or two whatever it computes,
 // so fewer primitives is most of what makes a step faster. Each output
@@ -15,11 +16,12 @@
 // then rotated by one rotary embedding written as "rotate half"
 // (rotation.h) with the same cos and sin, the region takes those nodes
 // too: their columns, side by side, are moved by one reorder into one
-// buffer of all their heads, which is rotated in one pass (three
-// primitives), and one binary per projection writes its output, x * cos
-// plus the rotated half. That is 4 + 2 * rotated primitives where the
-// projections and their own rotations took 1 + 4 * rotated more, and one
-// node where there were three. The arithmetic is the rotation region's.
+// buffer of all their heads (none when A has one row: the columns are
+// that buffer), which is rotated in one pass (three primitives), and one
+// binary per projection writes its output, x * cos plus the rotated half.
+// For a query, key and value that is eight primitives where there were
+// twelve (six at a decode step, where the value is a copy), and one node
+// where there were three. The arithmetic is the rotation region's.
 #include <algorithm>
 #include <cstring>
 
@@ -59,16 +61,31 @@ StatusOr<ColumnsView> ViewOfColumns(const std::vector<int64_t>& a, const Project
   return view;
 }
 
+// Whether the view's elements lie in its dims' order, densely (a dim of
+// 1 steps nowhere): then its columns are already the output's bytes, as
+// at a decode step, whose A has one row.
+bool Dense(const ColumnsView& view) {
+  int64_t step = 1;
+  for (size_t d = view.out.size(); d-- > 0;) {
+    if (view.out[d] == 1) continue;
+    if (view.strides[d] != step) return false;
+    step *= view.out[d];
+  }
+  return true;
+}
+
 struct ProjectionsPlan {
   BoundPrimitive product;          // A [rows, K] by the weights [K, total] into [rows, total]
   std::vector<BoundPrimitive> out;  // a projection's columns into its output (or its rotation's)
+  std::vector<bool> copied;          // out[i] is not made: the columns are the output's bytes
   std::vector<std::vector<int64_t>> out_dims;
   std::vector<int64_t> columns;  // where each projection's columns start
   int64_t k = 0, total = 0, rows = 0;
   // The rotated projections (the first `rotated`): their columns into one
-  // buffer of all their heads, its rotated halves, and where each one's
-  // elements start in it.
+  // buffer of all their heads (unless they are that buffer already), its
+  // rotated halves, and where each one's elements start in it.
   BoundPrimitive rotated_heads;
+  bool heads_in_product = false;
   RotatedHalves halves;
   std::vector<size_t> rotated_at;
   size_t rotated_bytes = 0;
@@ -117,7 +134,10 @@ class ProjectionsNode final : public ShapedNode<ProjectionsPlan> {
       int64_t heads = 0;
       for (size_t i = 0; i < rotated_; ++i) heads += projections_[i].heads;
       PARITY_ASSIGN_OR_RETURN(ColumnsView all, ViewOfColumns(a, projections_[0], heads, plan.total));
-      plan.rotated_heads = reorder(dnnl::memory::desc(all.out, dt, all.strides), PlainDesc(all.out, dt));
+      plan.heads_in_product = Dense(all);
+      if (!plan.heads_in_product) {
+        plan.rotated_heads = reorder(dnnl::memory::desc(all.out, dt, all.strides), PlainDesc(all.out, dt));
+      }
       plan.halves = RotatedHalves(type_, all.out, shapes[sin]);
       plan.rotated_bytes = PlainDesc(all.out, dt).get_size();
       int64_t before = 0;  // heads of the projections before this one
@@ -133,12 +153,16 @@ class ProjectionsNode final : public ShapedNode<ProjectionsPlan> {
         plan.rotated_at.push_back(static_cast<size_t>(before * per_head) * StorageSize(type_));
         before += projections_[i].heads;
         plan.out.push_back(CosPlus(type_, view.out, shapes[cos]));
+        plan.copied.push_back(false);
         plan.out_dims.push_back(std::move(view.out));
       }
     }
     for (size_t i = rotated_; i < projections_.size(); ++i) {
       PARITY_ASSIGN_OR_RETURN(ColumnsView view, ViewOfColumns(a, projections_[i], projections_[i].heads, plan.total));
-      plan.out.push_back(reorder(dnnl::memory::desc(view.out, dt, view.strides), PlainDesc(view.out, dt)));
+      plan.copied.push_back(Dense(view));
+      plan.out.push_back(plan.copied.back() ? BoundPrimitive()
+                                            : reorder(dnnl::memory::desc(view.out, dt, view.strides),
+                                                      PlainDesc(view.out, dt)));
       plan.out_dims.push_back(std::move(view.out));
     }
     return plan;
@@ -169,20 +193,28 @@ class ProjectionsNode final : public ShapedNode<ProjectionsPlan> {
     std::vector<Value> outputs;
     if (rotated_ > 0) {
       const size_t cos = 1 + projections_.size(), sin = cos + 1;
-      heads_.resize(plan.rotated_bytes);
-      plan.rotated_heads.Run({product_.data(), heads_.data()});
-      plan.halves.Run(heads_.data(), ctx.tensor(sin).raw_bytes(), r_, t_);
+      const uint8_t* heads = product_.data();
+      if (!plan.heads_in_product) {
+        heads_.resize(plan.rotated_bytes);
+        plan.rotated_heads.Run({product_.data(), heads_.data()});
+        heads = heads_.data();
+      }
+      plan.halves.Run(heads, ctx.tensor(sin).raw_bytes(), r_, t_);
       for (size_t i = 0; i < rotated_; ++i) {
         PARITY_ASSIGN_OR_RETURN(Tensor out, NewTensor(type_, plan.out_dims[i]));
         const size_t at = plan.rotated_at[i];
-        plan.out[i].Run({heads_.data() + at, ctx.tensor(cos).raw_bytes(), out.mutable_raw_bytes(),
-                         t_.data() + at / width});
+        plan.out[i].Run({heads + at, ctx.tensor(cos).raw_bytes(), out.mutable_raw_bytes(), t_.data() + at});
         outputs.push_back(Value::FromTensor(std::move(out)));
       }
     }
     for (size_t i = rotated_; i < plan.out.size(); ++i) {
       PARITY_ASSIGN_OR_RETURN(Tensor out, NewTensor(type_, plan.out_dims[i]));
-      plan.out[i].Run({product_.data() + static_cast<size_t>(plan.columns[i]) * width, out.mutable_raw_bytes()});
+      const uint8_t* columns = product_.data() + static_cast<size_t>(plan.columns[i]) * width;
+      if (plan.copied[i]) {
+        std::memcpy(out.mutable_raw_bytes(), columns, out.byte_size());
+      } else {
+        plan.out[i].Run({columns, out.mutable_raw_bytes()});
+      }
       outputs.push_back(Value::FromTensor(std::move(out)));
     }
     return outputs;
@@ -194,8 +226,7 @@ class ProjectionsNode final : public ShapedNode<ProjectionsPlan> {
   size_t rotated_;
   std::vector<Tensor> kept_;  // the weights weights_ was made from
   std::vector<uint8_t> weights_, product_;
-  std::vector<uint8_t> heads_, r_;  // the rotated projections' heads, and their halves swapped
-  std::vector<float> t_;
+  std::vector<uint8_t> heads_, r_, t_;  // the rotated projections' heads, their halves swapped, times sin
 };
 
 bool AllPositive(const std::vector<int64_t>& dims) {

@@ -86,6 +86,8 @@ def write_corpus(root):
         rotated(f"qkv_rotated_{dtype}", 1, (1, 8, 64))
         rotated(f"qkv_rotated_heads_first_{dtype}", 1, (1, 8, 64), perm=(2, 0, 1, 3), trig=(1, 8, 16))
         rotated(f"qkv_rotated_rank2_{dtype}", 1, (8, 64), perm=(1, 0, 2), trig=(8, 16))
+        # One row, as at a decode step: the heads are the product's columns, and v a copy.
+        rotated(f"qkv_rotated_one_row_{dtype}", 1, (1, 1, 64), trig=(1, 1, 1, 16))
         # Left to the rotations' own regions: three kernels.
         rotated(f"qk_other_sin_not_merged_{dtype}", 3, (1, 8, 64), sin_k="sin_k")
         rotated(f"qk_batch_before_heads_not_merged_{dtype}", 3, (2, 8, 64))

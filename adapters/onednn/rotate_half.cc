@@ -3,11 +3,11 @@
 //   x * cos + Concat(-x2, x1) * sin,   (x1, x2) = Split(x) in halves along the last axis
 // six nodes (Mul, Split, Neg, Concat, Mul, Add) claimed as one region and
 // run as four primitives (rotation.h): r = Concat(-x2, x1) by two
-// reorders, t = r * sin kept in float32, out = x * cos + t. In float32
-// this is the graph's arithmetic, rounding for rounding. In a 16-bit type
-// the graph rounds both products to it and the region keeps them in
-// float32 (the error budget of the whole graph judges that,
-// spec/tolerance.md).
+// reorders, t = r * sin, out = x * cos + t. In float32 this is the
+// graph's arithmetic, rounding for rounding. In a 16-bit type t is rounded
+// to it as the graph's Mul rounds it, and x * cos is not (the product of
+// two 16-bit values is exact in float32) before the sum is rounded once;
+// the error budget of the whole graph judges that (spec/tolerance.md).
 #include <algorithm>
 
 #include "adapters/onednn/lowerings.h"
@@ -19,9 +19,7 @@ namespace parity::adapters::onednn {
 RotatedHalves::RotatedHalves(DataType type, const std::vector<int64_t>& dims, const std::vector<int64_t>& sin_dims) {
   const dnnl_dt dt = *DnnlType(type);
   const dnnl::memory::desc whole = PlainDesc(dims, dt);
-  const dnnl::memory::desc temp = PlainDesc(dims, dnnl_dt::f32);
-  r_bytes_ = whole.get_size();
-  t_count_ = temp.get_size() / sizeof(float);
+  bytes_ = whole.get_size();
   half_bytes_ = static_cast<size_t>(dims.back() / 2) * StorageSize(type);
   // A half of x (or of r): x's dims with the last halved, x's strides.
   dnnl_dims half_dims(dims.begin(), dims.end());
@@ -36,13 +34,13 @@ RotatedHalves::RotatedHalves(DataType type, const std::vector<int64_t>& dims, co
                             {{DNNL_ARG_SRC, half}, {DNNL_ARG_DST, half}});
   const dnnl::memory::desc sin = PlainDesc(LeftPad(sin_dims, dims.size()), dt);
   r_sin_ = BoundPrimitive(
-      dnnl::binary(dnnl::binary::primitive_desc(Engine(), dnnl::algorithm::binary_mul, whole, sin, temp)),
-      {{DNNL_ARG_SRC_0, whole}, {DNNL_ARG_SRC_1, sin}, {DNNL_ARG_DST, temp}});
+      dnnl::binary(dnnl::binary::primitive_desc(Engine(), dnnl::algorithm::binary_mul, whole, sin, whole)),
+      {{DNNL_ARG_SRC_0, whole}, {DNNL_ARG_SRC_1, sin}, {DNNL_ARG_DST, whole}});
 }
 
-void RotatedHalves::Run(const uint8_t* x, const void* sin, std::vector<uint8_t>& r, std::vector<float>& t) const {
-  r.resize(r_bytes_);
-  t.resize(t_count_);
+void RotatedHalves::Run(const uint8_t* x, const void* sin, std::vector<uint8_t>& r, std::vector<uint8_t>& t) const {
+  r.resize(bytes_);
+  t.resize(bytes_);
   static const float kMinusOne = -1.0f;
   negate_x2_.Run({x + half_bytes_, r.data(), &kMinusOne});
   copy_x1_.Run({x, r.data() + half_bytes_});
@@ -52,16 +50,15 @@ void RotatedHalves::Run(const uint8_t* x, const void* sin, std::vector<uint8_t>&
 BoundPrimitive CosPlus(DataType type, const std::vector<int64_t>& dims, const std::vector<int64_t>& cos_dims) {
   const dnnl_dt dt = *DnnlType(type);
   const dnnl::memory::desc whole = PlainDesc(dims, dt);
-  const dnnl::memory::desc temp = PlainDesc(dims, dnnl_dt::f32);
   const dnnl::memory::desc cos = PlainDesc(LeftPad(cos_dims, dims.size()), dt);
   dnnl::post_ops ops;
-  ops.append_binary(dnnl::algorithm::binary_add, temp);
+  ops.append_binary(dnnl::algorithm::binary_add, whole);
   dnnl::primitive_attr plus_t;
   plus_t.set_post_ops(ops);
   return BoundPrimitive(
       dnnl::binary(dnnl::binary::primitive_desc(Engine(), dnnl::algorithm::binary_mul, whole, cos, whole, plus_t)),
       {{DNNL_ARG_SRC_0, whole}, {DNNL_ARG_SRC_1, cos}, {DNNL_ARG_DST, whole},
-       {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, temp}});
+       {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, whole}});
 }
 
 namespace {
@@ -99,8 +96,7 @@ class RotateHalfNode final : public ShapedNode<RotateHalfPlan> {
 
  private:
   DataType type_;
-  std::vector<uint8_t> r_;
-  std::vector<float> t_;
+  std::vector<uint8_t> r_, t_;
 };
 
 // The other input of a two-input node that reads `value` once; empty if it does not.

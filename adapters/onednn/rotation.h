@@ -12,11 +12,12 @@
 
 namespace parity::adapters::onednn {
 
-// t = Concat(-x2, x1) * sin, kept in float32, as three primitives: two
+// t = Concat(-x2, x1) * sin, in x's type, as three primitives: two
 // reorders from strided views of x's halves into r's (the first scaled by
 // -1, which is exact), then one binary. (Binaries over the halves' strided
 // views would need one primitive less, but oneDNN 3.2 runs a binary whose
-// source is not dense on its reference kernel, some 30 times slower.)
+// source is not dense on its reference kernel, some 30 times slower; so it
+// does a bfloat16 binary that writes float32, which is why t is in x's type.)
 class RotatedHalves {
  public:
   RotatedHalves() = default;
@@ -24,16 +25,16 @@ class RotatedHalves {
   // broadcasting into them. Throws dnnl::error where oneDNN refuses.
   RotatedHalves(DataType type, const std::vector<int64_t>& dims, const std::vector<int64_t>& sin_dims);
   // t for x and sin; r is scratch of the node's (resized here).
-  void Run(const uint8_t* x, const void* sin, std::vector<uint8_t>& r, std::vector<float>& t) const;
+  void Run(const uint8_t* x, const void* sin, std::vector<uint8_t>& r, std::vector<uint8_t>& t) const;
 
  private:
   BoundPrimitive negate_x2_, copy_x1_, r_sin_;
-  size_t half_bytes_ = 0, r_bytes_ = 0, t_count_ = 0;
+  size_t half_bytes_ = 0, bytes_ = 0;  // of a half's row, and of x
 };
 
-// out = x * cos + t (a binary with t added as a post-op): x and out of
-// plain `dims` in `type`, t in float32, cos of `cos_dims` broadcasting into
-// `dims`. Run with {x, cos, out, t}.
+// out = x * cos + t (a binary with t added as a post-op): x, t and out of
+// plain `dims` in `type`, cos of `cos_dims` broadcasting into `dims`. Run
+// with {x, cos, out, t}.
 BoundPrimitive CosPlus(DataType type, const std::vector<int64_t>& dims, const std::vector<int64_t>& cos_dims);
 
 // The six nodes (Mul, Split, Neg, Concat, Mul, Add) of the rotation of
