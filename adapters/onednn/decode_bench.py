@@ -203,12 +203,12 @@ def main(argv=None) -> int:
         print(f"decode_bench: no parity binary at {args.parity}", file=sys.stderr)
         return 2
     corpus = os.path.join(args.work, "corpus")
+    cases = [] if args.in_process_only else write_bench_cases(args.parity, corpus)  # writes `corpus` anew
     bfloat16_models = [bfloat16_model(args.parity, os.path.join(ROOT, "cases", "models", m), corpus, args.steps)
                        for m in MODELS]
     if args.in_process_only:
         in_process(args.parity, args.threads, bfloat16_models, args.rounds)
         return 0
-    cases = write_bench_cases(args.parity, corpus)
     cases += [repeated_steps(os.path.join(ROOT, "cases", "models", m), corpus, args.steps) for m in MODELS]
     cases += bfloat16_models
     failed = False
