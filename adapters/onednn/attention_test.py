@@ -127,17 +127,32 @@ class AttentionFamilyTest(unittest.TestCase):
                                 is_causal=1)
         self.check("attention_nonpad_decode_bfloat16", node, inputs, ["Y"])
 
+    def test_attention_float32_writes_y_itself(self):
+        # In float32 P V writes Y in place where one stride steps through a
+        # key/value head's rows: one query (a decode step) with grouped
+        # heads, 4-D and 3-D; grouped heads in 4-D at any length; one query
+        # head per key/value head in 3-D. Grouped 3-D heads with several
+        # queries have no such stride and go through the reorder.
+        cases = [("decode_gqa_4d", 1, 4, 2, 1, 9, False), ("decode_gqa_3d", 2, 4, 2, 1, 9, True),
+                 ("gqa_4d", 2, 4, 2, 3, 5, False), ("mha_3d", 2, 3, 3, 4, 6, True), ("gqa_3d", 2, 4, 2, 3, 5, True)]
+        for name, batch, q_heads, kv_heads, q_len, kv_len, three_d in cases:
+            inputs = self.attention_inputs(np.float32, batch, q_heads, kv_heads, q_len, kv_len, 8, three_d)
+            heads = {"q_num_heads": q_heads, "kv_num_heads": kv_heads} if three_d else {}
+            node = helper.make_node("Attention", list(inputs), ["Y"], is_causal=1, **heads)
+            self.check(f"attention_float32_y_{name}", node, inputs, ["Y"])
+
     def test_attention_with_heads_merged_after_it_is_one_kernel(self):
         # Y through Transpose(0, 2, 1, 3) and Reshape to [batch, seq, heads * size]:
-        # one region, Y written in that layout.
-        for dtype, suffix in ((ml_dtypes.bfloat16, "bfloat16"), (np.float32, "float32")):
-            inputs = self.attention_inputs(dtype, 2, 4, 2, 3, 5, 8, three_d=False)
+        # one region, Y written in that layout; one query, as at a decode step, too.
+        for dtype, suffix, q_len in ((ml_dtypes.bfloat16, "bfloat16", 3), (np.float32, "float32", 3),
+                                     (np.float32, "float32_one_query", 1)):
+            inputs = self.attention_inputs(dtype, 2, 4, 2, q_len, 5, 8, three_d=False)
             node = helper.make_node("Attention", list(inputs), ["Y"], is_causal=1)
             after = (helper.make_node("Transpose", ["Y"], ["T"], perm=[0, 2, 1, 3]),
                      helper.make_node("Reshape", ["T", "shape"], ["merged"]))
             name = f"attention_heads_merged_{suffix}"
             case_dir = write_case(self.tmp.name, name, node, inputs, ["merged"], 24, after=after,
-                                  initializers=(("shape", np.array([2, 3, 32], np.int64)),))
+                                  initializers=(("shape", np.array([2, q_len, 32], np.int64)),))
             result = run_onednn(case_dir, os.path.join(self.tmp.name, "run-" + name))
             self.assertEqual(result["state"], "PASS", f"{name}: {result.get('message', '')}")
             self.assertEqual(result["placement"], {"cpu": 3}, name)

@@ -24,6 +24,7 @@
 // where there were three. The arithmetic is the rotation region's.
 #include <algorithm>
 #include <cstring>
+#include <set>
 
 #include "adapters/onednn/lowerings.h"
 #include "adapters/onednn/primitive_node.h"
@@ -270,14 +271,37 @@ std::optional<Chain> ChainAfter(const RegionView& region, int mm, const std::vec
   return chain;
 }
 
+// Whether `value` is computed without any of `nodes`: none of them is
+// among the nodes it depends on. A node with a subgraph on the way counts
+// as depending on them (its subgraphs' reads are not followed).
+bool IndependentOf(const RegionView& region, const std::string& value, const std::set<int>& nodes) {
+  std::vector<int> pending;
+  std::set<int> seen;
+  if (const int producer = region.producer(value); producer >= 0) pending.push_back(producer);
+  while (!pending.empty()) {
+    const int n = pending.back();
+    pending.pop_back();
+    if (!seen.insert(n).second) continue;
+    if (nodes.count(n)) return false;
+    for (const auto& attribute : region.node(n).attribute()) {
+      if (attribute.has_g() || attribute.graphs_size() > 0) return false;
+    }
+    for (const std::string& input : region.node(n).input()) {
+      if (const int producer = input.empty() ? -1 : region.producer(input); producer >= 0) pending.push_back(producer);
+    }
+  }
+  return true;
+}
+
 // The rotations of projections' outputs that the region can take with them
 // (see the top of the file): a rotate-half claim on each output, all with
-// one cos and one sin made before the first projection, the same size and
+// one cos and one sin that depend on no node of the region (the region
+// reads them, so they must be there before it runs), the same size and
 // perm, the output read by nothing else, and 1s before the heads axis.
-// Returns, per chain, the rotation's claim or nullopt; none when fewer
-// than two qualify.
+// `members`: the projections' nodes. Returns, per chain, the rotation's
+// claim or nullopt; none when fewer than two qualify.
 std::vector<std::optional<RegionClaim>> Rotations(const RegionView& region, const std::vector<Chain>& chains,
-                                                  const std::vector<int64_t>& a, int first_node) {
+                                                  const std::vector<int64_t>& a, std::set<int> members) {
   std::vector<std::optional<RegionClaim>> rotations(chains.size());
   const RegionClaim* first = nullptr;
   const Chain* first_chain = nullptr;
@@ -287,7 +311,6 @@ std::vector<std::optional<RegionClaim>> Rotations(const RegionView& region, cons
     std::optional<RegionClaim> rotation = MatchRotateHalf(region, x);
     if (!rotation || region.consumers(x).size() != 2 || region.is_graph_output(x)) continue;
     const std::string &cos = rotation->inputs[1], &sin = rotation->inputs[2];
-    if (region.producer(cos) > first_node || region.producer(sin) > first_node) continue;
     const Projection& p = chains[i].projection;
     if (first && (cos != first->inputs[1] || sin != first->inputs[2] || p.size != first_chain->projection.size ||
                   p.perm != first_chain->projection.perm)) {
@@ -301,6 +324,12 @@ std::vector<std::optional<RegionClaim>> Rotations(const RegionView& region, cons
     ++count;
   }
   if (count < 2) return std::vector<std::optional<RegionClaim>>(chains.size());
+  for (const auto& rotation : rotations) {
+    if (rotation) members.insert(rotation->nodes.begin(), rotation->nodes.end());
+  }
+  if (!IndependentOf(region, first->inputs[1], members) || !IndependentOf(region, first->inputs[2], members)) {
+    return std::vector<std::optional<RegionClaim>>(chains.size());
+  }
   // Only 1s before the heads axis in the output, for the buffer of all the heads.
   const std::vector<int64_t>& perm = first_chain->projection.perm;
   for (size_t d = 0; d < perm.size() && perm[d] != static_cast<int64_t>(a.size()) - 1; ++d) {
@@ -353,9 +382,10 @@ StatusOr<std::optional<RegionClaim>> LowerProjections(const RegionView& region) 
     anchor_in = anchor_in || mm == anchor;
   }
   if (chains.size() < 2 || !anchor_in) return std::optional<RegionClaim>();
-  const int first_node = *std::min_element(matmuls.begin(), matmuls.end());
+  std::set<int> members(matmuls.begin(), matmuls.end());
+  for (const Chain& chain : chains) members.insert({chain.reshape, chain.transpose});
   // The region with the rotations it can take, then, if oneDNN refuses that, without them.
-  std::vector<std::optional<RegionClaim>> rotations = Rotations(region, chains, *a, first_node);
+  std::vector<std::optional<RegionClaim>> rotations = Rotations(region, chains, *a, members);
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (attempt == 1) {
       if (std::none_of(rotations.begin(), rotations.end(), [](const auto& r) { return r.has_value(); })) break;

@@ -67,28 +67,44 @@ def write_corpus(root):
              [("wq", x(name + "wq", [64, 64])), ("wk", x(name + "wk", [64, 64])),
               ("q_shape", np.array([1, 4, 2, 64], np.int64)), ("k_shape", np.array([1, 8, 4, 16], np.int64))], ["q", "k"])
         # q and k rotated (4 and 2 heads), v not: cos and sin per position, [1, 1, seq, size].
-        def rotated(name, kernels, a_shape, sin_k="sin", perm=(0, 2, 1, 3), trig=(1, 1, 8, 16), outputs=("q", "k", "v")):
+        def rotated(name, kernels, a_shape, sin_k="sin", perm=(0, 2, 1, 3), trig=(1, 1, 8, 16), outputs=("q", "k", "v"),
+                    v_first=False, cos_from_v=None):
+            """v_first: v's projection comes first in the graph (and in the
+            MatMuls' order); cos_from_v: cos is the mean of v over its
+            heads, its node listed "first" or "last" in the graph."""
             seq = a_shape[-2]
             q_shape = np.array(list(a_shape[:-1]) + [4, 16], np.int64)
             kv_shape = np.array(list(a_shape[:-1]) + [2, 16], np.int64)
-            nodes = (projection("a", "wq", "q_shape", "qh", perm) + projection("a", "wk", "kv_shape", "kh", perm) +
-                     projection("a", "wv", "kv_shape", "v", perm) +
-                     rotate_half("qh", "cos", "sin", "q", 21, tag="q_") + rotate_half("kh", "cos", sin_k, "k", 21, tag="k_"))
-            inputs = [("a", x(name + "a", list(a_shape)), None), ("cos", x(name + "cos", list(trig)), None),
-                      ("sin", x(name + "sin", list(trig)), None)]
+            qk = projection("a", "wq", "q_shape", "qh", perm) + projection("a", "wk", "kv_shape", "kh", perm)
+            v = projection("a", "wv", "kv_shape", "v", perm)
+            nodes = ((v + qk) if v_first else (qk + v)) + (
+                rotate_half("qh", "cos", "sin", "q", 21, tag="q_") + rotate_half("kh", "cos", sin_k, "k", 21, tag="k_"))
+            inputs = [("a", x(name + "a", list(a_shape)), None), ("sin", x(name + "sin", list(trig)), None)]
+            initializers = [("wq", x(name + "wq", [64, 64])), ("wk", x(name + "wk", [64, 32])),
+                            ("wv", x(name + "wv", [64, 32])), ("q_shape", q_shape), ("kv_shape", kv_shape)]
+            if cos_from_v:
+                mean = helper.make_node("ReduceMean", ["v", "head_axis"], ["cos"], keepdims=1)
+                nodes = [mean] + nodes if cos_from_v == "first" else nodes + [mean]
+                initializers.append(("head_axis", np.array([1], np.int64)))
+            else:
+                inputs.append(("cos", x(name + "cos", list(trig)), None))
             if sin_k != "sin":
                 inputs.append((sin_k, x(name + sin_k, list(trig)), None))
             assert seq == trig[-2]
-            case(name, kernels, nodes, inputs,
-                 [("wq", x(name + "wq", [64, 64])), ("wk", x(name + "wk", [64, 32])), ("wv", x(name + "wv", [64, 32])),
-                  ("q_shape", q_shape), ("kv_shape", kv_shape)], list(outputs))
+            case(name, kernels, nodes, inputs, initializers, list(outputs))
 
         rotated(f"qkv_rotated_{dtype}", 1, (1, 8, 64))
         rotated(f"qkv_rotated_heads_first_{dtype}", 1, (1, 8, 64), perm=(2, 0, 1, 3), trig=(1, 8, 16))
         rotated(f"qkv_rotated_rank2_{dtype}", 1, (8, 64), perm=(1, 0, 2), trig=(8, 16))
         # One row, as at a decode step: the heads are the product's columns, and v a copy.
         rotated(f"qkv_rotated_one_row_{dtype}", 1, (1, 1, 64), trig=(1, 1, 1, 16))
-        # Left to the rotations' own regions: three kernels.
+        # v's columns before q's and k's in the graph: the rotated ones are moved first.
+        rotated(f"qkv_rotated_v_first_{dtype}", 1, (1, 8, 64), v_first=True)
+        # Left to the rotations' own regions: three kernels (four with the mean).
+        # cos made from v, an output of the region: taken in, the region would read what it makes,
+        # wherever the mean's node is listed (nodes need not come in order).
+        rotated(f"qk_cos_from_v_not_merged_{dtype}", 4, (1, 8, 64), cos_from_v="last")
+        rotated(f"qk_cos_from_v_listed_first_not_merged_{dtype}", 4, (1, 8, 64), cos_from_v="first")
         rotated(f"qk_other_sin_not_merged_{dtype}", 3, (1, 8, 64), sin_k="sin_k")
         rotated(f"qk_batch_before_heads_not_merged_{dtype}", 3, (2, 8, 64))
         rotated(f"qk_heads_read_elsewhere_not_merged_{dtype}", 3, (1, 8, 64), outputs=("q", "k", "v", "qh"))

@@ -417,6 +417,10 @@ std::optional<Tensor> TensorFromPlainWire(const void* data, size_t size) {
 
 bool TensorToPlainWire(const Tensor& tensor, const std::string& name, std::string* out) {
   if (tensor.dtype() == DataType::kString || PackedBits(tensor.dtype()) < 8) return false;
+  // A message of 2 GiB or more is past protobuf's limit: its path refuses it.
+  if (tensor.byte_size() + name.size() + 16 + 11 * tensor.shape().size() >= static_cast<size_t>(INT32_MAX)) {
+    return false;
+  }
   auto varint = [out](uint64_t value) {
     while (value >= 0x80) {
       out->push_back(static_cast<char>((value & 0x7f) | 0x80));

@@ -322,6 +322,51 @@ TEST(PlainWireTest, PackedDimsAreRead) {
   }
 }
 
+// What the fast path reads, TensorFromProto reads the same from the same bytes.
+TEST(PlainWireTest, ReadsWhatTensorFromProtoReads) {
+  std::vector<std::string> wires;
+  {
+    onnx::TensorProto p;  // data_type and raw_data twice: the last of each holds
+    p.add_dims(3);
+    p.set_data_type(onnx::TensorProto::INT8);
+    p.set_raw_data(std::string(6, '\x01'));
+    std::string wire = p.SerializeAsString();
+    onnx::TensorProto later;
+    later.set_data_type(onnx::TensorProto::UINT8);
+    later.set_raw_data(std::string("\x07\x08\xff", 3));
+    wires.push_back(wire + later.SerializeAsString());
+  }
+  {
+    onnx::TensorProto p;  // a dim of nine varint bytes, beside a dim of 0: no elements
+    p.add_dims(int64_t{1} << 60);
+    p.add_dims(0);
+    p.set_data_type(onnx::TensorProto::FLOAT);
+    p.set_raw_data("");
+    wires.push_back(p.SerializeAsString());
+  }
+  {
+    onnx::TensorProto p;
+    p.add_dims(2);
+    p.add_dims(2);
+    p.set_data_type(onnx::TensorProto::BFLOAT16);
+    p.set_name("x");
+    p.set_raw_data(std::string("\x80\x3f\x00\xc0\x80\x7f\xc0\x7f", 8));
+    wires.push_back(p.SerializeAsString());
+  }
+  for (const std::string& wire : wires) {
+    onnx::TensorProto proto;
+    ASSERT_TRUE(proto.ParseFromString(wire));
+    const StatusOr<Tensor> slow = TensorFromProto(proto);
+    ASSERT_TRUE(slow.ok()) << slow.status().ToString();
+    const std::optional<Tensor> fast = TensorFromPlainWire(wire.data(), wire.size());
+    ASSERT_TRUE(fast.has_value());
+    EXPECT_EQ(fast->dtype(), slow->dtype());
+    EXPECT_EQ(fast->shape(), slow->shape());
+    ASSERT_EQ(fast->byte_size(), slow->byte_size());
+    EXPECT_EQ(std::memcmp(fast->raw_bytes(), slow->raw_bytes(), slow->byte_size()), 0);
+  }
+}
+
 TEST(PlainWireTest, AnythingElseIsLeftToTensorFromProto) {
   auto plain = [] {
     onnx::TensorProto p;
