@@ -49,6 +49,25 @@ ADAPTERS = ["onednn", "onnxruntime"]
 MODELS = ["llama_decoder_opset24", "llama_decode_step_opset23"]
 
 
+def in_bfloat16(graph) -> None:
+    """`graph` in bfloat16: every float initializer and constant rounded
+    once, every float value, input, output and Cast declared bfloat16."""
+    for i, init in enumerate(graph.initializer):
+        if init.data_type == TensorProto.FLOAT:
+            rounded = numpy_helper.to_array(init).astype(ml_dtypes.bfloat16)
+            graph.initializer[i].CopyFrom(numpy_helper.from_array(rounded, init.name))
+    for value in list(graph.input) + list(graph.output) + list(graph.value_info):
+        if value.type.tensor_type.elem_type == TensorProto.FLOAT:
+            value.type.tensor_type.elem_type = TensorProto.BFLOAT16
+    for node in graph.node:  # a Cast or a float constant made in the graph
+        for attr in node.attribute:
+            if attr.name == "to" and attr.i == TensorProto.FLOAT:
+                attr.i = TensorProto.BFLOAT16
+            if attr.type == onnx.AttributeProto.TENSOR and attr.t.data_type == TensorProto.FLOAT:
+                attr.t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(attr.t).astype(ml_dtypes.bfloat16),
+                                                        attr.t.name))
+
+
 def to_bfloat16(case):
     """The float32 bench case with every float tensor rounded once to bfloat16.
     Its steps keep their carried inputs in their files (about 130 MB in all),
@@ -58,15 +77,8 @@ def to_bfloat16(case):
     per-operator floor alone (ONEDNN-61)."""
     model = onnx.ModelProto()
     model.CopyFrom(case.model)
-    graph = model.graph
-    for i, init in enumerate(graph.initializer):
-        if init.data_type == TensorProto.FLOAT:
-            rounded = numpy_helper.to_array(init).astype(ml_dtypes.bfloat16)
-            graph.initializer[i].CopyFrom(numpy_helper.from_array(rounded, init.name))
-    for value in list(graph.input) + list(graph.output) + list(graph.value_info):
-        if value.type.tensor_type.elem_type == TensorProto.FLOAT:
-            value.type.tensor_type.elem_type = TensorProto.BFLOAT16
-    graph.name = case.name + "_bfloat16"
+    in_bfloat16(model.graph)
+    model.graph.name = case.name + "_bfloat16"
 
     def rounded(values):
         return {k: v.astype(ml_dtypes.bfloat16) if v.dtype == np.float32 else v for k, v in values.items()}
@@ -119,22 +131,8 @@ def bfloat16_model(parity: str, model_case: str, corpus: str, steps: int) -> str
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
     model = onnx.load(os.path.join(model_case, "model.onnx"))
-    graph = model.graph
-    for i, init in enumerate(graph.initializer):
-        if init.data_type == TensorProto.FLOAT:
-            rounded = numpy_helper.to_array(init).astype(ml_dtypes.bfloat16)
-            graph.initializer[i].CopyFrom(numpy_helper.from_array(rounded, init.name))
-    for value in list(graph.input) + list(graph.output) + list(graph.value_info):
-        if value.type.tensor_type.elem_type == TensorProto.FLOAT:
-            value.type.tensor_type.elem_type = TensorProto.BFLOAT16
-    for node in graph.node:  # a Cast or a float constant made in the graph
-        for attr in node.attribute:
-            if attr.name == "to" and attr.i == TensorProto.FLOAT:
-                attr.i = TensorProto.BFLOAT16
-            if attr.type == onnx.AttributeProto.TENSOR and attr.t.data_type == TensorProto.FLOAT:
-                attr.t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(attr.t).astype(ml_dtypes.bfloat16),
-                                                        attr.t.name))
-    graph.name += "_bfloat16"
+    in_bfloat16(model.graph)
+    model.graph.name += "_bfloat16"
     onnx.save(model, os.path.join(out, "model.onnx"))
     with open(os.path.join(model_case, "case.json")) as f:
         meta = json.load(f)

@@ -444,7 +444,7 @@ bool TensorToPlainWire(const Tensor& tensor, const std::string& name, std::strin
   out->append(name);
   varint((9 << 3) | 2);
   varint(tensor.byte_size());
-  out->append(reinterpret_cast<const char*>(tensor.raw_bytes()), tensor.byte_size());
+  if (tensor.byte_size() > 0) out->append(reinterpret_cast<const char*>(tensor.raw_bytes()), tensor.byte_size());
   return true;
 }
 
