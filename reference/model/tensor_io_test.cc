@@ -291,7 +291,9 @@ TEST(PlainWireTest, WritesProtobufsBytesAndReadsThemBack) {
       EXPECT_EQ(back->dtype(), t.dtype());
       EXPECT_EQ(back->shape(), t.shape());
       ASSERT_EQ(back->byte_size(), t.byte_size());
-      if (t.byte_size() > 0) EXPECT_EQ(std::memcmp(back->raw_bytes(), t.raw_bytes(), t.byte_size()), 0);
+      if (t.byte_size() > 0) {
+        EXPECT_EQ(std::memcmp(back->raw_bytes(), t.raw_bytes(), t.byte_size()), 0);
+      }
     }
   }
 }
@@ -363,7 +365,9 @@ TEST(PlainWireTest, ReadsWhatTensorFromProtoReads) {
     EXPECT_EQ(fast->dtype(), slow->dtype());
     EXPECT_EQ(fast->shape(), slow->shape());
     ASSERT_EQ(fast->byte_size(), slow->byte_size());
-    if (slow->byte_size() > 0) EXPECT_EQ(std::memcmp(fast->raw_bytes(), slow->raw_bytes(), slow->byte_size()), 0);
+    if (slow->byte_size() > 0) {
+      EXPECT_EQ(std::memcmp(fast->raw_bytes(), slow->raw_bytes(), slow->byte_size()), 0);
+    }
   }
 }
 
