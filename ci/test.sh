@@ -148,6 +148,20 @@ else
   echo "adapters/level_zero: libparity_adapter_level_zero.so not built (OpenVINO absent from .venv, or no libze-dev): skipped"
 fi
 
+echo "== the CUDA adapter (adapters/cuda/): every corpus; with no NVIDIA driver here, every case SKIP"
+# cuda_test.py, under ctest, has checked discovery against stand-in drivers
+# (no device: SKIP with cuInit's answer; a device: described, every node on
+# the reference). Here the real corpora must end SKIP, never FAIL or CRASH.
+build/parity run --adapter cuda --cases "${onednn_cases[@]}" --out build/results/cuda --fresh --jobs "$(nproc)" \
+  --progress quiet --warm-repeats 0
+if .venv/bin/python -c 'import ctypes; ctypes.CDLL("libcuda.so.1")' 2> /dev/null; then
+  echo "adapters/cuda: an NVIDIA driver is installed here: the run above is not required to SKIP"
+elif ! .venv/bin/python -c 'import json, sys; sys.exit(any(json.loads(line)["state"] != "SKIP" for line in open(sys.argv[1])))' \
+    build/results/cuda/results.jsonl; then
+  echo "adapters/cuda: without an NVIDIA driver a case ended other than SKIP" >&2
+  exit 1
+fi
+
 build/parity report build/results/reference build/results/onnxruntime build/results/onednn "${openvino_results[@]}" \
   "${level_zero_results[@]}" --out build/results/report
 
