@@ -6,18 +6,13 @@
 #include <string>
 
 #include "adapters/cuda/cuda_driver.h"
+#include "adapters/device/driver_symbols.h"
 #include <cstdio>
 
 namespace parity::adapters::cuda {
 namespace {
 
 constexpr const char* kDriver = "libcuda.so.1";
-
-template <typename Fn>
-void Bind(void* library, const char* symbol, Fn* fn, std::string* missing) {
-  *fn = reinterpret_cast<Fn>(dlsym(library, symbol));
-  if (!*fn) *missing += StrCat(missing->empty() ? "" : ", ", symbol);
-}
 
 std::string ResultName(const DriverApi& api, CUresult result) {
   const char* name = nullptr;
@@ -35,14 +30,14 @@ StatusOr<CudaDescription> Discover() {
   }
   DriverApi api;
   std::string missing;
-  Bind(library, "cuGetErrorName", &api.GetErrorName, &missing);
-  Bind(library, "cuInit", &api.Init, &missing);
-  Bind(library, "cuDriverGetVersion", &api.DriverGetVersion, &missing);
-  Bind(library, "cuDeviceGetCount", &api.DeviceGetCount, &missing);
-  Bind(library, "cuDeviceGet", &api.DeviceGet, &missing);
-  Bind(library, "cuDeviceGetName", &api.DeviceGetName, &missing);
-  Bind(library, "cuDeviceTotalMem_v2", &api.DeviceTotalMem, &missing);
-  Bind(library, "cuDeviceGetAttribute", &api.DeviceGetAttribute, &missing);
+  BindSymbol(library, "cuGetErrorName", &api.GetErrorName, &missing);
+  BindSymbol(library, "cuInit", &api.Init, &missing);
+  BindSymbol(library, "cuDriverGetVersion", &api.DriverGetVersion, &missing);
+  BindSymbol(library, "cuDeviceGetCount", &api.DeviceGetCount, &missing);
+  BindSymbol(library, "cuDeviceGet", &api.DeviceGet, &missing);
+  BindSymbol(library, "cuDeviceGetName", &api.DeviceGetName, &missing);
+  BindSymbol(library, "cuDeviceTotalMem_v2", &api.DeviceTotalMem, &missing);
+  BindSymbol(library, "cuDeviceGetAttribute", &api.DeviceGetAttribute, &missing);
   if (!missing.empty()) {
     return Status(StatusCode::kUnavailable, StrCat("no CUDA device: ", kDriver, " lacks ", missing));
   }

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "adapters/device/driver_symbols.h"
 #include "adapters/level_zero/ir_buffer.h"
 
 namespace parity::adapters::level_zero {
@@ -60,13 +61,6 @@ std::string ResultName(ze_result_t result) {
       return text;
     }
   }
-}
-
-template <typename Fn>
-bool Bind(void* library, const char* symbol, Fn* slot, std::string* missing) {
-  *slot = reinterpret_cast<Fn>(dlsym(library, symbol));
-  if (!*slot) *missing += (missing->empty() ? "" : ", ") + std::string(symbol);
-  return *slot != nullptr;
 }
 
 std::string VersionText(uint32_t version) { return StrCat(ZE_MAJOR_VERSION(version), ".", ZE_MINOR_VERSION(version)); }
@@ -128,28 +122,28 @@ Status NpuDevice::Discover() {
   api_ = std::make_unique<Api>();
   std::string missing;
   Api& a = *api_;
-  Bind(library, "zeInit", &a.Init, &missing);
-  Bind(library, "zeDriverGet", &a.DriverGet, &missing);
-  Bind(library, "zeDriverGetProperties", &a.DriverGetProperties, &missing);
-  Bind(library, "zeDriverGetApiVersion", &a.DriverGetApiVersion, &missing);
-  Bind(library, "zeDriverGetExtensionProperties", &a.DriverGetExtensionProperties, &missing);
-  Bind(library, "zeDriverGetExtensionFunctionAddress", &a.DriverGetExtensionFunctionAddress, &missing);
-  Bind(library, "zeDeviceGet", &a.DeviceGet, &missing);
-  Bind(library, "zeDeviceGetProperties", &a.DeviceGetProperties, &missing);
-  Bind(library, "zeContextCreate", &a.ContextCreate, &missing);
-  Bind(library, "zeContextDestroy", &a.ContextDestroy, &missing);
-  Bind(library, "zeCommandQueueCreate", &a.CommandQueueCreate, &missing);
-  Bind(library, "zeCommandQueueDestroy", &a.CommandQueueDestroy, &missing);
-  Bind(library, "zeCommandQueueExecuteCommandLists", &a.CommandQueueExecuteCommandLists, &missing);
-  Bind(library, "zeCommandListCreate", &a.CommandListCreate, &missing);
-  Bind(library, "zeCommandListClose", &a.CommandListClose, &missing);
-  Bind(library, "zeCommandListDestroy", &a.CommandListDestroy, &missing);
-  Bind(library, "zeFenceCreate", &a.FenceCreate, &missing);
-  Bind(library, "zeFenceDestroy", &a.FenceDestroy, &missing);
-  Bind(library, "zeFenceHostSynchronize", &a.FenceHostSynchronize, &missing);
-  Bind(library, "zeFenceReset", &a.FenceReset, &missing);
-  Bind(library, "zeMemAllocHost", &a.MemAllocHost, &missing);
-  Bind(library, "zeMemFree", &a.MemFree, &missing);
+  BindSymbol(library, "zeInit", &a.Init, &missing);
+  BindSymbol(library, "zeDriverGet", &a.DriverGet, &missing);
+  BindSymbol(library, "zeDriverGetProperties", &a.DriverGetProperties, &missing);
+  BindSymbol(library, "zeDriverGetApiVersion", &a.DriverGetApiVersion, &missing);
+  BindSymbol(library, "zeDriverGetExtensionProperties", &a.DriverGetExtensionProperties, &missing);
+  BindSymbol(library, "zeDriverGetExtensionFunctionAddress", &a.DriverGetExtensionFunctionAddress, &missing);
+  BindSymbol(library, "zeDeviceGet", &a.DeviceGet, &missing);
+  BindSymbol(library, "zeDeviceGetProperties", &a.DeviceGetProperties, &missing);
+  BindSymbol(library, "zeContextCreate", &a.ContextCreate, &missing);
+  BindSymbol(library, "zeContextDestroy", &a.ContextDestroy, &missing);
+  BindSymbol(library, "zeCommandQueueCreate", &a.CommandQueueCreate, &missing);
+  BindSymbol(library, "zeCommandQueueDestroy", &a.CommandQueueDestroy, &missing);
+  BindSymbol(library, "zeCommandQueueExecuteCommandLists", &a.CommandQueueExecuteCommandLists, &missing);
+  BindSymbol(library, "zeCommandListCreate", &a.CommandListCreate, &missing);
+  BindSymbol(library, "zeCommandListClose", &a.CommandListClose, &missing);
+  BindSymbol(library, "zeCommandListDestroy", &a.CommandListDestroy, &missing);
+  BindSymbol(library, "zeFenceCreate", &a.FenceCreate, &missing);
+  BindSymbol(library, "zeFenceDestroy", &a.FenceDestroy, &missing);
+  BindSymbol(library, "zeFenceHostSynchronize", &a.FenceHostSynchronize, &missing);
+  BindSymbol(library, "zeFenceReset", &a.FenceReset, &missing);
+  BindSymbol(library, "zeMemAllocHost", &a.MemAllocHost, &missing);
+  BindSymbol(library, "zeMemFree", &a.MemFree, &missing);
   if (!missing.empty()) {
     return Status(StatusCode::kUnavailable,
                   StrCat("no Level Zero NPU driver was found: the loader ", kLoader, " lacks ", missing));

@@ -101,64 +101,73 @@ def write_bench_cases(parity: str, corpus: str) -> list:
     return [f32, bf16]
 
 
-def repeated_steps(model_case: str, corpus: str, steps: int) -> str:
-    """An exported model's case as `steps` steps of one session on its one
-    data set (case.json "steps" with nothing carried), so that the first
-    run, which makes the kernels of shapes not known at creation, is apart
-    from the median of the others."""
-    out = os.path.join(corpus, "models", os.path.basename(model_case))
+def write_steps(out: str, model: bytes, meta: dict, files: dict, steps: int) -> str:
+    """Case folder `out`, written anew: `model` (the bytes of model.onnx),
+    `meta` as case.json with "steps" of nothing carried, and the data set
+    `files` (file name -> bytes) as each of `steps` steps, so that the
+    first run, which makes the kernels of shapes not known at creation, is
+    apart from the median of the others."""
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
-    shutil.copy(os.path.join(model_case, "model.onnx"), out)
-    with open(os.path.join(model_case, "case.json")) as f:
-        meta = json.load(f)
-    meta["steps"] = {"carry": []}
+    with open(os.path.join(out, "model.onnx"), "wb") as f:
+        f.write(model)
     with open(os.path.join(out, "case.json"), "w") as f:
-        json.dump(meta, f, indent=1)
+        json.dump(dict(meta, steps={"carry": []}), f, indent=1)
     for step in range(steps):
-        shutil.copytree(os.path.join(model_case, "test_data_set_0"), os.path.join(out, f"test_data_set_{step}"))
+        os.makedirs(os.path.join(out, f"test_data_set_{step}"))
+        for file, data in files.items():
+            with open(os.path.join(out, f"test_data_set_{step}", file), "wb") as f:
+                f.write(data)
     return out
 
 
-def bfloat16_model(parity: str, model_case: str, corpus: str, steps: int) -> str:
-    """An exported model in bfloat16: every float initializer rounded once,
-    every float value declared bfloat16, the same inputs (token ids), its
-    expected outputs from the reference (`parity expect`), judged by the
-    error budget of the whole graph (spec/tolerance.md) instead of the
-    float32 model's declared tolerance; run as repeated_steps runs it."""
-    name = os.path.basename(model_case) + "_bfloat16"
-    out = os.path.join(corpus, "models", name)
-    shutil.rmtree(out, ignore_errors=True)
-    os.makedirs(out)
-    model = onnx.load(os.path.join(model_case, "model.onnx"))
-    in_bfloat16(model.graph)
-    model.graph.name += "_bfloat16"
-    onnx.save(model, os.path.join(out, "model.onnx"))
+def read_case(model_case: str) -> tuple:
+    """(model.onnx's bytes, case.json, test_data_set_0's files by name) of a case folder."""
+    with open(os.path.join(model_case, "model.onnx"), "rb") as f:
+        model = f.read()
     with open(os.path.join(model_case, "case.json")) as f:
         meta = json.load(f)
+    data = os.path.join(model_case, "test_data_set_0")
+    files = {}
+    for file in sorted(os.listdir(data)):
+        with open(os.path.join(data, file), "rb") as f:
+            files[file] = f.read()
+    return model, meta, files
+
+
+def repeated_steps(model_case: str, corpus: str, steps: int) -> str:
+    """An exported model's case as `steps` steps of one session on its one data set."""
+    return write_steps(os.path.join(corpus, "models", os.path.basename(model_case)), *read_case(model_case), steps)
+
+
+def bfloat16_model(parity: str, model_case: str, corpus: str, steps: int) -> str:
+    """An exported model in bfloat16: every float initializer and input
+    rounded once, every float value declared bfloat16, its expected outputs
+    from the reference (`parity expect`), judged by the error budget of the
+    whole graph (spec/tolerance.md) instead of the float32 model's declared
+    tolerance; run as repeated_steps runs it."""
+    model_bytes, meta, files = read_case(model_case)
+    model = onnx.ModelProto()
+    model.ParseFromString(model_bytes)
+    in_bfloat16(model.graph)
+    model.graph.name += "_bfloat16"
     # Its expected outputs are the reference's: the float32 run's tolerance
     # gives way to the error budget (spec/tolerance.md).
     meta["source"] = "reference"
     meta.pop("tolerance", None)
     meta["tags"] = [t for t in meta.get("tags", []) if t != "float32"] + ["bfloat16"]
     meta["why"] = f"{os.path.basename(model_case)} in bfloat16 (decode_bench.py): " + meta.get("why", "")
-    meta["steps"] = {"carry": []}
-    with open(os.path.join(out, "case.json"), "w") as f:
-        json.dump(meta, f, indent=1)
-    inputs = {}  # each input file, a float one rounded once to bfloat16
-    for file in os.listdir(os.path.join(model_case, "test_data_set_0")):
-        if file.startswith("input_"):
-            tensor = TensorProto()
-            with open(os.path.join(model_case, "test_data_set_0", file), "rb") as f:
-                tensor.ParseFromString(f.read())
-            if tensor.data_type == TensorProto.FLOAT:
-                tensor = numpy_helper.from_array(numpy_helper.to_array(tensor).astype(ml_dtypes.bfloat16), tensor.name)
-            inputs[file] = tensor.SerializeToString()
-    for step in range(steps):
-        os.makedirs(os.path.join(out, f"test_data_set_{step}"))
-        for file, data in inputs.items():
-            with open(os.path.join(out, f"test_data_set_{step}", file), "wb") as f:
-                f.write(data)
+    inputs = {}
+    for file, data in files.items():
+        if not file.startswith("input_"):
+            continue
+        tensor = TensorProto()
+        tensor.ParseFromString(data)
+        if tensor.data_type == TensorProto.FLOAT:
+            tensor = numpy_helper.from_array(numpy_helper.to_array(tensor).astype(ml_dtypes.bfloat16), tensor.name)
+        inputs[file] = tensor.SerializeToString()
+    out = write_steps(os.path.join(corpus, "models", os.path.basename(model_case) + "_bfloat16"),
+                      model.SerializeToString(), meta, inputs, steps)
     subprocess.run([parity, "expect", out], check=True, stdout=subprocess.DEVNULL)
     return out
 

@@ -36,6 +36,11 @@ namespace {
 struct Projection {
   int64_t heads = 0, size = 0;  // the Reshape's split of the product's last dim
   std::vector<int64_t> perm;    // the Transpose's
+  // Where the heads axis (the Reshape's next to last) lies in the output.
+  size_t HeadsAxis() const {
+    const auto heads_axis = static_cast<int64_t>(perm.size()) - 2;
+    return static_cast<size_t>(std::find(perm.begin(), perm.end(), heads_axis) - perm.begin());
+  }
 };
 
 // A's leading dims then a projection's heads and size, and, in the
@@ -146,11 +151,8 @@ class ProjectionsNode final : public ShapedNode<ProjectionsPlan> {
         PARITY_ASSIGN_OR_RETURN(ColumnsView view,
                                 ViewOfColumns(a, projections_[i], projections_[i].heads, plan.total));
         // A head's elements: the output's dims after the heads axis.
-        const std::vector<int64_t>& perm = projections_[i].perm;
-        const auto heads_axis = static_cast<size_t>(
-            std::find(perm.begin(), perm.end(), static_cast<int64_t>(a.size()) - 1) - perm.begin());
         int64_t per_head = 1;
-        for (size_t d = heads_axis + 1; d < view.out.size(); ++d) per_head *= view.out[d];
+        for (size_t d = projections_[i].HeadsAxis() + 1; d < view.out.size(); ++d) per_head *= view.out[d];
         plan.rotated_at.push_back(static_cast<size_t>(before * per_head) * StorageSize(type_));
         before += projections_[i].heads;
         plan.out.push_back(CosPlus(type_, view.out, shapes[cos]));
@@ -200,7 +202,7 @@ class ProjectionsNode final : public ShapedNode<ProjectionsPlan> {
         plan.rotated_heads.Run({product_.data(), heads_.data()});
         heads = heads_.data();
       }
-      plan.halves.Run(heads, ctx.tensor(sin).raw_bytes(), r_, t_);
+      plan.halves.Run(heads, ctx.tensor(sin).raw_bytes(), t_);
       for (size_t i = 0; i < rotated_; ++i) {
         PARITY_ASSIGN_OR_RETURN(Tensor out, NewTensor(type_, plan.out_dims[i]));
         const size_t at = plan.rotated_at[i];
@@ -227,7 +229,7 @@ class ProjectionsNode final : public ShapedNode<ProjectionsPlan> {
   size_t rotated_;
   std::vector<Tensor> kept_;  // the weights weights_ was made from
   std::vector<uint8_t> weights_, product_;
-  std::vector<uint8_t> heads_, r_, t_;  // the rotated projections' heads, their halves swapped, times sin
+  std::vector<uint8_t> heads_, t_;  // the rotated projections' heads, and their halves swapped times sin
 };
 
 bool AllPositive(const std::vector<int64_t>& dims) {
@@ -330,9 +332,12 @@ std::vector<std::optional<RegionClaim>> Rotations(const RegionView& region, cons
   if (!IndependentOf(region, first->inputs[1], members) || !IndependentOf(region, first->inputs[2], members)) {
     return std::vector<std::optional<RegionClaim>>(chains.size());
   }
-  // Only 1s before the heads axis in the output, for the buffer of all the heads.
+  // Only 1s before the heads axis in the output, for the buffer of all the
+  // heads (A's leading dims; the size axis, after the heads in A's order,
+  // is no 1 to count on).
   const std::vector<int64_t>& perm = first_chain->projection.perm;
-  for (size_t d = 0; d < perm.size() && perm[d] != static_cast<int64_t>(a.size()) - 1; ++d) {
+  const size_t heads_axis = first_chain->projection.HeadsAxis();
+  for (size_t d = 0; d < heads_axis; ++d) {
     if (perm[d] == static_cast<int64_t>(a.size()) || a[static_cast<size_t>(perm[d])] != 1) {
       return std::vector<std::optional<RegionClaim>>(chains.size());
     }
@@ -341,8 +346,6 @@ std::vector<std::optional<RegionClaim>> Rotations(const RegionView& region, cons
   const std::vector<int64_t>* cos = region.facts().StaticDims(first->inputs[1]);
   const std::vector<int64_t>* sin = region.facts().StaticDims(first->inputs[2]);
   std::vector<int64_t> all = *region.facts().StaticDims(first->inputs[0]);
-  const auto heads_axis =
-      static_cast<size_t>(std::find(perm.begin(), perm.end(), static_cast<int64_t>(a.size()) - 1) - perm.begin());
   all[heads_axis] = 0;
   for (size_t i = 0; i < chains.size(); ++i) all[heads_axis] += rotations[i] ? chains[i].projection.heads : 0;
   if (!cos || !sin || !BroadcastsInto(*cos, all) || !BroadcastsInto(*sin, all)) {

@@ -38,13 +38,12 @@ RotatedHalves::RotatedHalves(DataType type, const std::vector<int64_t>& dims, co
       {{DNNL_ARG_SRC_0, whole}, {DNNL_ARG_SRC_1, sin}, {DNNL_ARG_DST, whole}});
 }
 
-void RotatedHalves::Run(const uint8_t* x, const void* sin, std::vector<uint8_t>& r, std::vector<uint8_t>& t) const {
-  r.resize(bytes_);
+void RotatedHalves::Run(const uint8_t* x, const void* sin, std::vector<uint8_t>& t) const {
   t.resize(bytes_);
   static const float kMinusOne = -1.0f;
-  negate_x2_.Run({x + half_bytes_, r.data(), &kMinusOne});
-  copy_x1_.Run({x, r.data() + half_bytes_});
-  r_sin_.Run({r.data(), sin, t.data()});
+  negate_x2_.Run({x + half_bytes_, t.data(), &kMinusOne});
+  copy_x1_.Run({x, t.data() + half_bytes_});
+  r_sin_.Run({t.data(), sin, t.data()});
 }
 
 BoundPrimitive CosPlus(DataType type, const std::vector<int64_t>& dims, const std::vector<int64_t>& cos_dims) {
@@ -89,14 +88,14 @@ class RotateHalfNode final : public ShapedNode<RotateHalfPlan> {
     PARITY_ASSIGN_OR_RETURN(Tensor out, NewTensor(type_, plan.dims));
     if (out.size() == 0) return std::vector<Value>{Value::FromTensor(std::move(out))};
     const uint8_t* x = ctx.tensor(0).raw_bytes();
-    plan.halves.Run(x, ctx.tensor(2).raw_bytes(), r_, t_);
+    plan.halves.Run(x, ctx.tensor(2).raw_bytes(), t_);
     plan.x_cos_plus.Run({x, ctx.tensor(1).raw_bytes(), out.mutable_raw_bytes(), t_.data()});
     return std::vector<Value>{Value::FromTensor(std::move(out))};
   }
 
  private:
   DataType type_;
-  std::vector<uint8_t> r_, t_;
+  std::vector<uint8_t> t_;  // Concat(-x2, x1), then times sin
 };
 
 // The other input of a two-input node that reads `value` once; empty if it does not.

@@ -24,8 +24,9 @@ class RotatedHalves {
   // x of plain `dims` in `type` (last dim even), sin of `sin_dims`
   // broadcasting into them. Throws dnnl::error where oneDNN refuses.
   RotatedHalves(DataType type, const std::vector<int64_t>& dims, const std::vector<int64_t>& sin_dims);
-  // t for x and sin; r is scratch of the node's (resized here).
-  void Run(const uint8_t* x, const void* sin, std::vector<uint8_t>& r, std::vector<uint8_t>& t) const;
+  // t for x and sin into `t`, a buffer of the node's (resized here): r
+  // is built there, then multiplied by sin in place.
+  void Run(const uint8_t* x, const void* sin, std::vector<uint8_t>& t) const;
 
  private:
   BoundPrimitive negate_x2_, copy_x1_, r_sin_;

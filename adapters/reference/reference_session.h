@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
 #include "adapters/device/partition.h"
 #include "reference/aliasing/aliasing.h"
 #include "reference/eval/evaluator.h"
@@ -517,30 +519,20 @@ class ReferenceSession {
   }
 
   static Status Serialize(const Value& value, Output& out) {
+    out.kind = value.is_sequence() ? PARITY_VALUE_SEQUENCE
+               : value.is_optional() ? PARITY_VALUE_OPTIONAL
+                                     : PARITY_VALUE_TENSOR;
+    out.bytes.clear();
     bool serialized = false;
-    if (value.is_tensor() && TensorToPlainWire(value.tensor(), out.name, &out.bytes)) {
-      out.kind = PARITY_VALUE_TENSOR;
-      serialized = true;
-    } else if (value.is_tensor()) {
-      onnx::TensorProto proto;
-      TensorToProto(value.tensor(), &proto);
-      proto.set_name(out.name);
-      out.kind = PARITY_VALUE_TENSOR;
-      serialized = proto.SerializeToString(&out.bytes);
-    } else if (value.is_sequence()) {
-      onnx::SequenceProto proto;
-      ValueToSequenceProto(value, &proto);
-      proto.set_name(out.name);
-      out.kind = PARITY_VALUE_SEQUENCE;
-      serialized = proto.SerializeToString(&out.bytes);
-    } else {
-      onnx::OptionalProto proto;
-      ValueToOptionalProto(value, &proto);
-      proto.set_name(out.name);
-      out.kind = PARITY_VALUE_OPTIONAL;
-      serialized = proto.SerializeToString(&out.bytes);
+    {
+      // A tensor's bytes go straight from its buffer (SerializeValue).
+      google::protobuf::io::StringOutputStream stream(&out.bytes);
+      serialized = SerializeValue(value, out.name, &stream);
     }
-    if (!serialized) return Internal("output '", out.name, "' (", value.Description(), ") could not be serialized");
+    // Protobuf parses no message of 2 GiB or more: one could not come back as an input.
+    if (!serialized || out.bytes.size() > static_cast<size_t>(INT32_MAX)) {
+      return Internal("output '", out.name, "' (", value.Description(), ") could not be serialized");
+    }
     return Status::Ok();
   }
 

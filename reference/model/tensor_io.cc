@@ -338,67 +338,50 @@ StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, const ExternalD
   return t;
 }
 
-namespace {
-
-// A protobuf varint at `*at` (before `end`), or nullopt when it runs past
-// `end` or over ten bytes.
-std::optional<uint64_t> ReadVarint(const uint8_t*& at, const uint8_t* end) {
-  uint64_t value = 0;
-  for (int shift = 0; shift < 64 && at < end; shift += 7) {
-    const uint8_t byte = *at++;
-    value |= static_cast<uint64_t>(byte & 0x7f) << shift;
-    if (!(byte & 0x80)) return value;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
 std::optional<Tensor> TensorFromPlainWire(const void* data, size_t size) {
-  // TensorProto's field numbers (onnx.proto), and protobuf's wire types.
-  constexpr uint32_t kDims = 1, kDataType = 2, kName = 8, kRawData = 9;
-  constexpr uint32_t kVarint = 0, kLengthDelimited = 2;
-  const uint8_t* at = static_cast<const uint8_t*>(data);
-  const uint8_t* const end = at + size;
+  using google::protobuf::internal::WireFormatLite;
+  if (size > static_cast<size_t>(INT32_MAX)) return std::nullopt;
+  const auto* base = static_cast<const uint8_t*>(data);
+  google::protobuf::io::CodedInputStream in(base, static_cast<int>(size));
   Shape shape;
   std::optional<int32_t> data_type;
   const uint8_t* raw = nullptr;
-  size_t raw_size = 0;
-  bool has_raw = false;
-  while (at < end) {
-    const std::optional<uint64_t> tag = ReadVarint(at, end);
-    if (!tag) return std::nullopt;
-    const uint64_t field = *tag >> 3, wire = *tag & 7;
-    if (field == kDims && wire == kVarint) {
-      const std::optional<uint64_t> dim = ReadVarint(at, end);
-      if (!dim) return std::nullopt;
-      shape.push_back(static_cast<int64_t>(*dim));
-    } else if (field == kDataType && wire == kVarint) {
-      const std::optional<uint64_t> type = ReadVarint(at, end);
-      if (!type || *type > static_cast<uint64_t>(INT32_MAX)) return std::nullopt;
-      data_type = static_cast<int32_t>(*type);
-    } else if ((field == kDims || field == kName || field == kRawData) && wire == kLengthDelimited) {
-      const std::optional<uint64_t> length = ReadVarint(at, end);
-      if (!length || *length > static_cast<uint64_t>(end - at)) return std::nullopt;
-      const uint8_t* field_end = at + *length;
-      if (field == kDims) {  // packed dims
-        while (at < field_end) {
-          const std::optional<uint64_t> dim = ReadVarint(at, field_end);
-          if (!dim) return std::nullopt;
-          shape.push_back(static_cast<int64_t>(*dim));
-        }
-      } else if (field == kRawData) {
-        raw = at;
-        raw_size = static_cast<size_t>(*length);
-        has_raw = true;
+  uint32_t raw_size = 0;
+  while (in.CurrentPosition() < static_cast<int>(size)) {
+    const uint32_t tag = in.ReadTag();
+    const int field = WireFormatLite::GetTagFieldNumber(tag);
+    const WireFormatLite::WireType wire = WireFormatLite::GetTagWireType(tag);
+    uint64_t value = 0;
+    uint32_t length = 0;
+    if (field == onnx::TensorProto::kDimsFieldNumber && wire == WireFormatLite::WIRETYPE_VARINT) {
+      if (!in.ReadVarint64(&value)) return std::nullopt;
+      shape.push_back(static_cast<int64_t>(value));
+    } else if (field == onnx::TensorProto::kDimsFieldNumber && wire == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+      if (!in.ReadVarint32(&length) || length > size - static_cast<size_t>(in.CurrentPosition())) return std::nullopt;
+      const auto limit = in.PushLimit(static_cast<int>(length));  // packed dims
+      while (in.BytesUntilLimit() > 0) {
+        if (!in.ReadVarint64(&value)) return std::nullopt;
+        shape.push_back(static_cast<int64_t>(value));
       }
-      at = field_end;
+      in.PopLimit(limit);
+    } else if (field == onnx::TensorProto::kDataTypeFieldNumber && wire == WireFormatLite::WIRETYPE_VARINT) {
+      if (!in.ReadVarint64(&value) || value > static_cast<uint64_t>(INT32_MAX)) return std::nullopt;
+      data_type = static_cast<int32_t>(value);
+    } else if ((field == onnx::TensorProto::kNameFieldNumber || field == onnx::TensorProto::kRawDataFieldNumber) &&
+               wire == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+      if (!in.ReadVarint32(&length)) return std::nullopt;
+      const uint8_t* at = base + in.CurrentPosition();
+      if (!in.Skip(static_cast<int>(length))) return std::nullopt;
+      if (field == onnx::TensorProto::kRawDataFieldNumber) {
+        raw = at;
+        raw_size = length;
+      }
     } else {
-      return std::nullopt;  // any other field: the full reader's
+      return std::nullopt;  // any other field, or a malformed tag: the full reader's
     }
   }
   // What TensorFromProto would refuse or read otherwise is left to it.
-  if (!data_type || !has_raw || !IsKnownDataType(*data_type)) return std::nullopt;
+  if (!data_type || !raw || !IsKnownDataType(*data_type)) return std::nullopt;
   const DataType dtype = static_cast<DataType>(*data_type);
   if (dtype == DataType::kString) return std::nullopt;
   for (int64_t d : shape) {
@@ -413,39 +396,6 @@ std::optional<Tensor> TensorFromPlainWire(const void* data, size_t size) {
   Tensor t = std::move(created).value();
   if (!FillFromRawBytes(t, raw, raw_size, "").ok()) return std::nullopt;
   return t;
-}
-
-bool TensorToPlainWire(const Tensor& tensor, const std::string& name, std::string* out) {
-  if (tensor.dtype() == DataType::kString || PackedBits(tensor.dtype()) < 8) return false;
-  // A message of 2 GiB or more is past protobuf's limit: its path refuses it.
-  if (tensor.byte_size() + name.size() + 16 + 11 * tensor.shape().size() >= static_cast<size_t>(INT32_MAX)) {
-    return false;
-  }
-  auto varint = [out](uint64_t value) {
-    while (value >= 0x80) {
-      out->push_back(static_cast<char>((value & 0x7f) | 0x80));
-      value >>= 7;
-    }
-    out->push_back(static_cast<char>(value));
-  };
-  // Tags: (field number << 3) | wire type, for dims (1, varint), data_type
-  // (2, varint), name (8, length-delimited) and raw_data (9, length-delimited).
-  out->clear();
-  out->reserve(tensor.byte_size() + name.size() + 16 + 11 * tensor.shape().size());
-  for (int64_t d : tensor.shape()) {
-    varint(1 << 3);
-    varint(static_cast<uint64_t>(d));
-  }
-  varint(2 << 3);
-  varint(static_cast<uint64_t>(static_cast<int32_t>(tensor.dtype())));
-  // Both are set there, so written even when empty (proto2 keeps presence).
-  varint((8 << 3) | 2);
-  varint(name.size());
-  out->append(name);
-  varint((9 << 3) | 2);
-  varint(tensor.byte_size());
-  if (tensor.byte_size() > 0) out->append(reinterpret_cast<const char*>(tensor.raw_bytes()), tensor.byte_size());
-  return true;
 }
 
 void TensorToProto(const Tensor& tensor, onnx::TensorProto* proto) {

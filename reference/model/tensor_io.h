@@ -31,12 +31,6 @@ StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, const ExternalD
 // TensorProto in between; nullopt for any other message, well formed or
 // not: TensorFromProto reads it then, and gives its errors.
 std::optional<Tensor> TensorFromPlainWire(const void* data, size_t size);
-// Writes `tensor` named `name` into `out` as the bytes of the TensorProto
-// that TensorToProto and set_name would make, serialized (fields in number
-// order, as protobuf writes them), without the TensorProto; false, and
-// `out` untouched, for strings, the types packed below a byte, and a
-// message of 2 GiB or more, which take that path.
-bool TensorToPlainWire(const Tensor& tensor, const std::string& name, std::string* out);
 // Checks, without reading it, that a tensor's external data is inside
 // policy.base_dir and that its range lies inside the file.
 Status CheckExternalData(const onnx::TensorProto& proto, const ExternalDataPolicy& policy);
