@@ -1,24 +1,26 @@
-// The CUDA GPU adapter, as far as it goes today: it finds the GPU through
-// the driver (cuda_device.h) and says what it is in the adapter info. Its
-// lowering is still empty: on a machine with a GPU every node runs on the
-// reference's kernels on the host, and the session report says so node by
-// node (with fallback forbidden, creation fails with FALLBACK_REQUIRED
-// naming them). With no GPU, every session is DEVICE_UNAVAILABLE (SKIP),
-// saying what is missing. adapters/cuda/README.md says what is to come.
+// The CUDA GPU adapter: the nodes its lowering claims run on the GPU (its
+// own kernels, kernels.cu; MatMul and Gemm on cuBLASLt, matmul.cc), every
+// other node on the reference's kernels on the host, and the session
+// report says which ran where. Values cross between the host and the
+// device as cuda_context.h says, every copy counted. With no GPU, every
+// session is DEVICE_UNAVAILABLE (SKIP), saying what is missing.
+#include "adapters/cuda/cublaslt.h"
 #include "adapters/cuda/cuda_device.h"
+#include "adapters/cuda/lowerings.h"
 #include "adapters/reference/reference_adapter.h"
 
 namespace parity::adapters::cuda {
+
 namespace {
 
 const SessionBackend* Backend() {
   static const SessionBackend backend = [] {
-    static const Lowering* nothing_yet = new Lowering;
     SessionBackend b;
     b.device = "cuda";
-    b.lowering = nothing_yet;
+    b.lowering = &CudaLowering();
     b.variant_targets = {kPortableTarget};
-    b.available = [] { return FindCudaDevice().status(); };
+    // The driver must find a device and the runtime must start on it.
+    b.available = [] { return CudaContext::Get().status(); };
     return b;
   }();
   return &backend;
@@ -27,9 +29,10 @@ const SessionBackend* Backend() {
 const char* BackendVersion() {
   static const std::string version = [] {
     StatusOr<CudaDescription> device = FindCudaDevice();
-    return device.ok() ? StrCat("CUDA driver API ", device->driver_version / 1000, ".",
-                                (device->driver_version % 1000) / 10, "; no node lowered yet")
-                       : StrCat("CUDA: ", device.status().message());
+    if (!device.ok()) return StrCat("CUDA: ", device.status().message());
+    StatusOr<const CublasLt*> lt = LoadCublasLt();
+    return StrCat("CUDA driver API ", device->driver_version / 1000, ".", (device->driver_version % 1000) / 10,
+                  "; ", lt.ok() ? StrCat("cuBLASLt ", (*lt)->GetVersion()) : lt.status().message());
   }();
   return version.c_str();
 }
@@ -44,8 +47,9 @@ const char* DeviceDescription() {
 
 constexpr ReferenceFlavour kCuda = {
     .name = "cuda",
-    .description = "an NVIDIA GPU through CUDA",
-    // The worker carries a stateful case's kept values (nothing is kept in device memory yet).
+    .description = "an NVIDIA GPU through CUDA (own kernels, cuBLASLt); nodes it does not lower run on the ONNX "
+                   "Parity reference",
+    // The worker carries a stateful case's kept values (the caches are not kept in device memory yet).
     .in_place = false,
     .backend = Backend,
     .backend_version = BackendVersion,

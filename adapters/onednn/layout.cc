@@ -6,19 +6,14 @@
 // buffers the reference's tensors own (onednn_context.h wraps them without a
 // copy), so a value between two lowered nodes is already where both read
 // it, and a new shape over the same bytes is all a reshape is on this
-// device. oneDNN has nothing to compute for them and is not called: the
-// view is the input's buffer under another shape (Tensor::Reshaped), made
-// by the reference's own shape rules. Claiming them keeps a chain of lowered
-// nodes one device region instead of breaking it at every reshape, and a
-// run that forbids fallback is not failed by nodes that move no data. The
-// report still tells them apart: they make no kernel (kernels_compiled).
+// device (adapters/device/view_node.h).
 #include <algorithm>
 #include <limits>
 #include <numeric>
 
 #include "adapters/onednn/lowerings.h"
 #include "adapters/onednn/primitive_node.h"
-#include "reference/ops/reference_registry.h"
+#include "adapters/device/view_node.h"
 
 namespace parity::adapters::onednn {
 namespace {
@@ -190,50 +185,12 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerTranspose(const NodeView& view) {
   return Prepared(std::make_unique<TransposeNode>(*view.input_type(0), view.GetInts("perm")), view);
 }
 
-// --- Views ----------------------------------------------------------------
-
-// A node whose output is its input's buffer under another shape: no
-// kernel, no copy, nothing oneDNN computes (see the top of this file). The
-// new shape comes from the reference's own kernel for the operator, whose
-// result for these operators is such a view (Tensor::Reshaped): one set of
-// shape rules, and the run checks that no data was moved.
-class ViewNode final : public LoweredNode {
- public:
-  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
-    if (!ctx.has_input(0) || !ctx.input(0).is_tensor()) return ctx.Error("input 0 is not a tensor");
-    const Kernel* kernel = ReferenceRegistry().Find(ctx.node().domain(), ctx.node().op_type(), ctx.opset());
-    if (!kernel) return ctx.Error("has no shape rule at opset ", ctx.opset());
-    PARITY_ASSIGN_OR_RETURN(std::vector<Value> out, (*kernel)(ctx));
-    if (out.size() != 1 || !out[0].is_tensor() || !out[0].tensor().SharesBufferWith(ctx.tensor(0))) {
-      return ctx.Error("the reference's kernel made a copy, not a view");
-    }
-    return out;
-  }
-};
-
-// A view claims a tensor of any type but strings (the values between
-// oneDNN's nodes are numeric host buffers); sequences and optionals are
-// no tensors and stay with the reference.
-LowerFn LowerView(int64_t since_opset) {
-  return [since_opset](const NodeView& view) -> StatusOr<std::unique_ptr<LoweredNode>> {
-    if (view.opset() < since_opset) return NotLowered("opset ", view.opset(), " (its shape is an attribute)");
-    const std::optional<DataType> type = view.input_type(0);
-    if (!type) return NotLowered("input 0 is not known to be a tensor before the run");
-    if (*type == DataType::kString) return NotLowered("a string tensor");
-    return std::unique_ptr<LoweredNode>(std::make_unique<ViewNode>());
-  };
-}
-
 }  // namespace
 
 void AddLayoutLowerings(Lowering& lowering) {
   lowering.Add("Concat", LowerConcat);
   lowering.Add("Transpose", LowerTranspose);
-  lowering.Add("Reshape", LowerView(5));  // before 5 the shape is an attribute: left to the reference
-  lowering.Add("Flatten", LowerView(1));
-  lowering.Add("Squeeze", LowerView(1));
-  lowering.Add("Unsqueeze", LowerView(1));
-  lowering.Add("Identity", LowerView(1));
+  AddViewLowerings(lowering);
 }
 
 }  // namespace parity::adapters::onednn

@@ -67,6 +67,10 @@ class Tensor {
   bool SharesBufferWith(const Tensor& other) const {
     return (bytes_ && bytes_ == other.bytes_) || (strings_ && strings_ == other.strings_);
   }
+  // How many tensors view this one's buffer (this one among them); 0 for
+  // an undefined tensor. A device cache that keeps a tensor drops its
+  // device copy once it alone holds the buffer.
+  long BufferUseCount() const { return bytes_ ? bytes_.use_count() : (strings_ ? strings_.use_count() : 0); }
 
   // Typed access to the storage. T must match the storage of dtype():
   // float, double, int8_t..uint64_t, uint16_t for float16/bfloat16 bits,

@@ -1,0 +1,119 @@
+#include "adapters/cuda/cuda_context.h"
+
+#include <cuda_runtime_api.h>
+
+#include "adapters/cuda/cuda_device.h"
+
+namespace parity::adapters::cuda {
+
+DeviceBuffer::~DeviceBuffer() {
+  if (data_) cudaFreeAsync(data_, static_cast<cudaStream_t>(stream_));
+}
+
+std::optional<KType> KernelType(DataType type) {
+  switch (type) {
+    case DataType::kFloat: return KType::kFloat32;
+    case DataType::kFloat16: return KType::kFloat16;
+    case DataType::kBfloat16: return KType::kBfloat16;
+    default: return std::nullopt;
+  }
+}
+
+Status CudaContext::Error(int code, std::string_view what) {
+  const auto error = static_cast<cudaError_t>(code);
+  return Status(StatusCode::kInternal,
+                StrCat(what, ": ", cudaGetErrorName(error), " (", code, "): ", cudaGetErrorString(error)));
+}
+
+StatusOr<CudaContext*> CudaContext::Get() {
+  static const StatusOr<CudaContext*> context = []() -> StatusOr<CudaContext*> {
+    PARITY_ASSIGN_OR_RETURN(CudaDescription device, FindCudaDevice());
+    (void)device;
+    if (const cudaError_t e = cudaSetDevice(0); e != cudaSuccess) {
+      return Status(StatusCode::kUnavailable, StrCat("the CUDA runtime could not start on device 0: ",
+                                                     cudaGetErrorName(e), " (", static_cast<int>(e), "): ",
+                                                     cudaGetErrorString(e)));
+    }
+    cudaStream_t stream = nullptr;
+    if (const cudaError_t e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking); e != cudaSuccess) {
+      return Status(StatusCode::kUnavailable, StrCat("no CUDA stream: ", cudaGetErrorName(e)));
+    }
+    auto* made = new CudaContext;  // lives as long as the process
+    made->stream_ = stream;
+    return made;
+  }();
+  return context;
+}
+
+StatusOr<std::shared_ptr<DeviceBuffer>> CudaContext::Allocate(size_t bytes) {
+  void* data = nullptr;
+  const cudaError_t e = cudaMallocAsync(&data, bytes == 0 ? 1 : bytes, static_cast<cudaStream_t>(stream_));
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // clears the error, which is not sticky
+    return Status(e == cudaErrorMemoryAllocation ? StatusCode::kResourceExhausted : StatusCode::kInternal,
+                  StrCat("cannot allocate ", bytes, " bytes of device memory: ", cudaGetErrorName(e)));
+  }
+  return std::make_shared<DeviceBuffer>(data, bytes, stream_);
+}
+
+void CudaContext::Prune() {
+  std::erase_if(resident_, [](const Resident& r) { return r.host.BufferUseCount() <= 1; });
+}
+
+StatusOr<const void*> CudaContext::DeviceData(const Tensor& host) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const Resident& r : resident_) {
+    if (r.host.SharesBufferWith(host)) {
+      ++transfers_.resident_reads;
+      return static_cast<const void*>(r.device->data());
+    }
+  }
+  Prune();
+  PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> device, Allocate(host.byte_size()));
+  if (host.byte_size() > 0) {
+    const cudaError_t e = cudaMemcpyAsync(device->data(), host.raw_bytes(), host.byte_size(), cudaMemcpyHostToDevice,
+                                          static_cast<cudaStream_t>(stream_));
+    if (e != cudaSuccess) return Error(e, StrCat("uploading ", host.Description()));
+  }
+  ++transfers_.uploads;
+  transfers_.upload_bytes += host.byte_size();
+  resident_.push_back({host, device});
+  return static_cast<const void*>(device->data());
+}
+
+StatusOr<Tensor> CudaContext::Download(const std::shared_ptr<DeviceBuffer>& device, DataType type,
+                                       const Shape& shape) {
+  PARITY_ASSIGN_OR_RETURN(Tensor host, Tensor::Create(type, shape));
+  if (host.byte_size() > device->bytes()) {
+    return Status(StatusCode::kInternal, StrCat(host.Description(), " is larger than its device buffer of ",
+                                                device->bytes(), " bytes"));
+  }
+  PARITY_RETURN_IF_ERROR(Synchronize());
+  if (host.byte_size() > 0) {
+    const cudaError_t e = cudaMemcpy(host.mutable_raw_bytes(), device->data(), host.byte_size(), cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) return Error(e, StrCat("downloading ", host.Description()));
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++transfers_.downloads;
+  transfers_.download_bytes += host.byte_size();
+  Prune();
+  resident_.push_back({host, device});
+  return host;
+}
+
+Status CudaContext::Synchronize() {
+  const cudaError_t e = cudaStreamSynchronize(static_cast<cudaStream_t>(stream_));
+  return e == cudaSuccess ? Status::Ok() : Error(e, "a kernel on the stream failed");
+}
+
+Transfers CudaContext::transfers() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return transfers_;
+}
+
+size_t CudaContext::resident_count() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return resident_.size();
+}
+
+}  // namespace parity::adapters::cuda

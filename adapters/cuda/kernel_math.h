@@ -1,0 +1,197 @@
+// The arithmetic and index maps of the CUDA adapter's own kernels, written
+// once for the device and the host: kernels.cu runs them on the GPU, and
+// kernel_math_test.cc runs the same functions on the CPU against the
+// reference's kernels, so that what a kernel computes for each element is
+// checked on machines without a GPU (what the GPU adds, the launch and the
+// memory traffic, is checked by the corpora on a GPU: ci/cuda_gpu.sh).
+//
+// Rounding: a float32 kernel computes in double and rounds once to float32,
+// as the reference does; a 16-bit kernel computes in float32 and rounds
+// once to its type. kernels.cu is compiled with --fmad=false, so that no
+// product and sum are contracted into an FMA the host would not make.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define PARITY_HD __host__ __device__
+#else
+#define PARITY_HD
+#include <cmath>
+#endif
+
+namespace parity::adapters::cuda {
+
+// The element types the kernels take.
+enum class KType : int { kFloat32 = 0, kFloat16 = 1, kBfloat16 = 2 };
+
+// Ranks up to this are taken by the strided kernels; a lowering refuses more.
+inline constexpr int kMaxRank = 8;
+
+// A view of `rank` dims walked in row-major order, each step of dims[i]
+// moving strides[i] elements through the buffer (0 where it broadcasts).
+struct StridedView {
+  int rank = 0;
+  int64_t dims[kMaxRank] = {};
+  int64_t strides[kMaxRank] = {};
+};
+
+// The buffer offset of element `index` (row-major over view.dims).
+PARITY_HD inline int64_t StridedOffset(int64_t index, const StridedView& view) {
+  int64_t offset = 0;
+  for (int i = view.rank - 1; i >= 0; --i) {
+    const int64_t d = view.dims[i];
+    offset += (index % d) * view.strides[i];
+    index /= d;
+  }
+  return offset;
+}
+
+enum class UnaryOp : int {
+  kRelu, kSigmoid, kTanh, kExp, kLog, kNeg, kAbs, kSqrt, kReciprocal, kErf, kSin, kCos, kFloor, kCeil,
+  kGelu, kGeluTanh, kLeakyRelu, kElu, kSoftplus, kHardSigmoid, kIdentity,
+};
+
+// One element of a unary operator, in the compute type C (double for a
+// float32 kernel, float for a 16-bit one). NaN passes through every branch
+// as the reference's comparisons let it.
+template <typename C>
+PARITY_HD inline C ApplyUnary(UnaryOp op, C x, C alpha, C beta) {
+  using std::ceil; using std::cos; using std::erf; using std::erfc; using std::exp; using std::expm1; using std::fabs; using std::floor;
+  using std::log; using std::log1p; using std::sin; using std::sqrt; using std::tanh;
+  switch (op) {
+    case UnaryOp::kRelu: return x < C(0) ? C(0) : x;
+    case UnaryOp::kSigmoid: return x >= C(0) ? C(1) / (C(1) + exp(-x)) : exp(x) / (C(1) + exp(x));
+    case UnaryOp::kTanh: return tanh(x);
+    case UnaryOp::kExp: return exp(x);
+    case UnaryOp::kLog: return log(x);
+    case UnaryOp::kNeg: return -x;
+    case UnaryOp::kAbs: return fabs(x);
+    case UnaryOp::kSqrt: return sqrt(x);
+    case UnaryOp::kReciprocal: return C(1) / x;
+    case UnaryOp::kErf: return erf(x);
+    case UnaryOp::kSin: return sin(x);
+    case UnaryOp::kCos: return cos(x);
+    case UnaryOp::kFloor: return floor(x);
+    case UnaryOp::kCeil: return ceil(x);
+    // 1 + erf(z) as erfc(-z): no cancellation for large negative x, where a
+    // float sum would lose every digit.
+    case UnaryOp::kGelu: return C(0.5) * x * erfc(-x * C(0.70710678118654752440));
+    case UnaryOp::kGeluTanh:
+      return C(0.5) * x * (C(1) + tanh(C(0.79788456080286535588) * (x + C(0.044715) * x * x * x)));
+    case UnaryOp::kLeakyRelu: return x < C(0) ? alpha * x : x;
+    case UnaryOp::kElu: return x < C(0) ? alpha * expm1(x) : x;
+    case UnaryOp::kSoftplus: return x > C(0) ? x + log1p(exp(-x)) : log1p(exp(x));
+    case UnaryOp::kHardSigmoid: {
+      const C y = alpha * x + beta;
+      return y != y ? y : (y < C(0) ? C(0) : (y > C(1) ? C(1) : y));
+    }
+    case UnaryOp::kIdentity: return x;
+  }
+  return x;
+}
+
+enum class BinaryOp : int { kAdd, kSub, kMul, kDiv, kPow, kMax, kMin };
+
+template <typename C>
+PARITY_HD inline C ApplyBinary(BinaryOp op, C a, C b) {
+  using std::pow;
+  switch (op) {
+    case BinaryOp::kAdd: return a + b;
+    case BinaryOp::kSub: return a - b;
+    case BinaryOp::kMul: return a * b;
+    case BinaryOp::kDiv: return a / b;
+    case BinaryOp::kPow: return pow(a, b);
+    // NaN in either operand gives NaN (a != a is true only for NaN).
+    case BinaryOp::kMax: return a != a ? a : (b != b ? b : (a < b ? b : a));
+    case BinaryOp::kMin: return a != a ? a : (b != b ? b : (b < a ? b : a));
+  }
+  return a;
+}
+
+// RotaryEmbedding-23 over its two layouts: 4-D x is [batch, heads, seq,
+// head_size], 3-D x is [batch, seq, heads * head_size].
+struct RotaryShape {
+  int64_t batch = 0, heads = 0, seq = 0, head_size = 0;
+  int64_t rotary_dim = 0;  // even, at most head_size
+  bool four_d = true;
+  bool interleaved = false;
+  PARITY_HD int64_t Elements() const { return batch * heads * seq * head_size; }
+};
+
+// Where element `index` of x (in x's own order) sits: its (b, s) row of the
+// caches' positions, its feature d, and for a rotated feature the offset of
+// its partner and whether it is the pair's first. Returns the pair's k
+// (0 <= k < rotary_dim / 2), or -1 for a feature past rotary_dim.
+struct RotaryPlace {
+  int64_t bs = 0;       // b * seq + s
+  int64_t partner = 0;  // x offset of the pair's other element
+  bool first = false;
+};
+PARITY_HD inline int64_t RotaryLocate(int64_t index, const RotaryShape& r, RotaryPlace* place) {
+  const int64_t d = index % r.head_size;
+  const int64_t rest = index / r.head_size;
+  int64_t b, s;
+  if (r.four_d) {  // rest = (b * heads + h) * seq + s
+    s = rest % r.seq;
+    b = rest / r.seq / r.heads;
+  } else {  // rest = (b * seq + s) * heads + h
+    s = (rest / r.heads) % r.seq;
+    b = rest / r.heads / r.seq;
+  }
+  place->bs = b * r.seq + s;
+  if (d >= r.rotary_dim) return -1;
+  const int64_t half = r.rotary_dim / 2;
+  const int64_t base = index - d;
+  if (r.interleaved) {
+    place->first = d % 2 == 0;
+    place->partner = base + (place->first ? d + 1 : d - 1);
+    return d / 2;
+  }
+  place->first = d < half;
+  place->partner = base + (place->first ? d + half : d - half);
+  return place->first ? d : d - half;
+}
+
+// One rotated element: x1 * cos - x2 * sin for the pair's first, x1 * sin +
+// x2 * cos for its second, where x1 is the first's value.
+template <typename C>
+PARITY_HD inline C Rotate(bool first, C self, C partner, C c, C s) {
+  return first ? self * c - partner * s : partner * s + self * c;
+}
+
+// One softmax row of `length` values, read by load(j) and written by
+// store(j, value) in the compute type C. A row holding NaN or +inf is NaN
+// throughout: its maximum is NaN or +inf, and x - max is NaN somewhere.
+template <typename C, typename Load, typename Store>
+PARITY_HD inline void SoftmaxRow(bool log_softmax, int64_t length, Load load, Store store) {
+  using std::exp; using std::log;
+  C top = load(0);
+  for (int64_t j = 1; j < length && top == top; ++j) {
+    const C v = load(j);
+    if (v != v || v > top) top = v;  // NaN, once met, stays
+  }
+  C sum = 0;
+  for (int64_t j = 0; j < length; ++j) sum += exp(load(j) - top);
+  for (int64_t j = 0; j < length; ++j) {
+    const C shifted = load(j) - top;
+    store(j, log_softmax ? shifted - log(sum) : exp(shifted) / sum);
+  }
+}
+
+// One RMSNormalization row of `cols` values: x / sqrt(mean(x^2) + epsilon)
+// * scale, in double for every type (as the reference computes it),
+// written by store(j, value) to be rounded once.
+template <typename Load, typename Scale, typename Store>
+PARITY_HD inline void RmsNormRow(int64_t cols, double epsilon, Load load, Scale scale, Store store) {
+  using std::sqrt;
+  double squares = 0;
+  for (int64_t j = 0; j < cols; ++j) {
+    const double v = load(j);
+    squares += v * v;
+  }
+  const double inverse = 1.0 / sqrt(squares / static_cast<double>(cols) + epsilon);
+  for (int64_t j = 0; j < cols; ++j) store(j, load(j) * inverse * scale(j));
+}
+
+}  // namespace parity::adapters::cuda

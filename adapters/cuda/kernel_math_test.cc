@@ -1,0 +1,258 @@
+// What the CUDA kernels compute for each element, checked on the host: the
+// functions of kernel_math.h and the views of strided_views.h that
+// kernels.cu runs on the GPU, run here element by element in the kernels'
+// compute types and roundings, against the reference's kernels. (The launch
+// and the memory traffic are checked on a GPU: ci/cuda_gpu.sh.)
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "adapters/cuda/kernel_math.h"
+#include "adapters/cuda/strided_views.h"
+#include "reference/core/float_formats.h"
+#include "reference/ops/node_runner.h"
+
+namespace parity::adapters::cuda {
+namespace {
+
+const DataType kTypes[] = {DataType::kFloat, DataType::kFloat16, DataType::kBfloat16};
+
+// The distance in units in the last place of `type` between two values of
+// that type (0 when both are NaN; a large number when one is).
+int64_t Ulps(DataType type, double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b) ? 0 : INT64_MAX;
+  auto ordered = [&](double v) -> int64_t {
+    int64_t bits = 0;
+    int64_t sign_bit = 0;
+    if (type == DataType::kFloat) {
+      const float f = static_cast<float>(v);
+      uint32_t u = 0;
+      std::memcpy(&u, &f, sizeof(u));
+      bits = u & 0x7fffffff, sign_bit = u >> 31;
+    } else {
+      const uint32_t u = EncodeSmallFloat(type, v);
+      bits = u & 0x7fff, sign_bit = u >> 15;
+    }
+    return sign_bit ? -bits : bits;
+  };
+  return std::llabs(ordered(a) - ordered(b));
+}
+
+// Each element of the two tensors within `ulps` of the other.
+void ExpectClose(const Tensor& got, const Tensor& want, int64_t ulps, const std::string& what) {
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  ASSERT_EQ(got.dtype(), want.dtype()) << what;
+  for (int64_t i = 0; i < got.size(); ++i) {
+    EXPECT_LE(Ulps(got.dtype(), got.GetDouble(i), want.GetDouble(i)), ulps)
+        << what << " element " << i << ": kernel " << got.GetDouble(i) << ", reference " << want.GetDouble(i);
+  }
+}
+
+Tensor Random(DataType type, Shape shape, double low, double high, uint32_t seed) {
+  std::mt19937 engine(seed);
+  std::uniform_real_distribution<double> pick(low, high);
+  std::vector<double> values(static_cast<size_t>(*ElementCount(shape)));
+  for (double& v : values) v = pick(engine);
+  return *Tensor::FromDoubles(type, shape, values);
+}
+
+// A kernel's store: float32 data computed in double, the 16-bit types in
+// float, each rounded once to the element type (SetDouble rounds once).
+template <typename F>
+Tensor Emulate(const Tensor& like, const Shape& shape, F value_of) {
+  Tensor out = *Tensor::Create(like.dtype(), shape);
+  for (int64_t i = 0; i < out.size(); ++i) out.SetDouble(i, value_of(i));
+  return out;
+}
+
+struct UnaryCase {
+  const char* op;
+  UnaryOp kernel_op;
+  float alpha = 0, beta = 0;
+};
+
+TEST(CudaKernelMathTest, UnaryOperatorsMatchTheReference) {
+  const UnaryCase cases[] = {
+      {"Relu", UnaryOp::kRelu}, {"Sigmoid", UnaryOp::kSigmoid}, {"Tanh", UnaryOp::kTanh},
+      {"Exp", UnaryOp::kExp}, {"Log", UnaryOp::kLog}, {"Neg", UnaryOp::kNeg}, {"Abs", UnaryOp::kAbs},
+      {"Sqrt", UnaryOp::kSqrt}, {"Reciprocal", UnaryOp::kReciprocal}, {"Erf", UnaryOp::kErf},
+      {"Sin", UnaryOp::kSin}, {"Cos", UnaryOp::kCos}, {"Floor", UnaryOp::kFloor}, {"Ceil", UnaryOp::kCeil},
+      {"Softplus", UnaryOp::kSoftplus}, {"Gelu", UnaryOp::kGelu}, {"LeakyRelu", UnaryOp::kLeakyRelu, 0.01f},
+      {"Elu", UnaryOp::kElu, 1.0f}, {"HardSigmoid", UnaryOp::kHardSigmoid, 0.2f, 0.5f},
+  };
+  for (DataType type : kTypes) {
+    // Random values, then the edges: zeros, infinities, NaN, large magnitudes.
+    Tensor x = Random(type, {64}, -6, 6, 7);
+    const double edges[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 30.0, -30.0, 1e-3, -1e-3, 0.5};
+    for (size_t i = 0; i < std::size(edges); ++i) x.SetDouble(static_cast<int64_t>(i), edges[i]);
+    for (const UnaryCase& c : cases) {
+      StatusOr<Tensor> want = NodeRunner(c.op).Opset(22).Input(x).RunOne();
+      ASSERT_TRUE(want.ok()) << c.op << ": " << want.status().ToString();
+      const Tensor got = Emulate(x, x.shape(), [&](int64_t i) {
+        return type == DataType::kFloat
+                   ? ApplyUnary<double>(c.kernel_op, x.GetDouble(i), c.alpha, c.beta)
+                   : static_cast<double>(ApplyUnary<float>(c.kernel_op, static_cast<float>(x.GetDouble(i)), c.alpha,
+                                                           c.beta));
+      });
+      ExpectClose(got, *want, 1, StrCat(c.op, " ", DataTypeName(type)));
+    }
+  }
+}
+
+TEST(CudaKernelMathTest, GeluTanhMatchesTheReference) {
+  const Tensor x = Random(DataType::kFloat, {32}, -5, 5, 3);
+  StatusOr<Tensor> want = NodeRunner("Gelu").Opset(20).Attr("approximate", std::string("tanh")).Input(x).RunOne();
+  ASSERT_TRUE(want.ok()) << want.status().ToString();
+  ExpectClose(Emulate(x, x.shape(), [&](int64_t i) { return ApplyUnary<double>(UnaryOp::kGeluTanh, x.GetDouble(i), 0, 0); }),
+              *want, 1, "Gelu tanh");
+}
+
+TEST(CudaKernelMathTest, BinaryOperatorsBroadcastAsTheReference) {
+  const std::pair<const char*, BinaryOp> ops[] = {{"Add", BinaryOp::kAdd}, {"Sub", BinaryOp::kSub},
+                                                  {"Mul", BinaryOp::kMul}, {"Div", BinaryOp::kDiv},
+                                                  {"Pow", BinaryOp::kPow}, {"Max", BinaryOp::kMax},
+                                                  {"Min", BinaryOp::kMin}};
+  const std::pair<Shape, Shape> shapes[] = {{{2, 3, 4}, {3, 1}}, {{4}, {2, 3, 4}}, {{2, 1, 4}, {1, 3, 1}}, {{}, {5}}};
+  for (DataType type : kTypes) {
+    for (const auto& [a_shape, b_shape] : shapes) {
+      Tensor a = Random(type, a_shape, 0.1, 3, 11);
+      const Tensor b = Random(type, b_shape, -2, 2, 13);
+      if (a.size() > 1) a.SetDouble(1, NAN);  // NaN through Max and Min as through the rest
+      for (const auto& [name, op] : ops) {
+        StatusOr<Tensor> want = NodeRunner(name).Opset(15).Input(a).Input(b).RunOne();
+        ASSERT_TRUE(want.ok()) << name << ": " << want.status().ToString();
+        const StridedView av = BroadcastView(a.shape(), want->shape());
+        const StridedView bv = BroadcastView(b.shape(), want->shape());
+        const Tensor got = Emulate(a, want->shape(), [&](int64_t i) {
+          const double x = a.GetDouble(StridedOffset(i, av)), y = b.GetDouble(StridedOffset(i, bv));
+          return type == DataType::kFloat ? ApplyBinary<double>(op, x, y)
+                                          : static_cast<double>(ApplyBinary<float>(op, static_cast<float>(x),
+                                                                                   static_cast<float>(y)));
+        });
+        ExpectClose(got, *want, 1, StrCat(name, " ", DataTypeName(type), " ", ShapeToString(a_shape), " ",
+                                          ShapeToString(b_shape)));
+      }
+    }
+  }
+}
+
+TEST(CudaKernelMathTest, TransposeViewReadsAsTheReference) {
+  const Tensor x = Random(DataType::kFloat, {2, 3, 4, 5}, -1, 1, 5);
+  const std::vector<int64_t> perm = {2, 0, 3, 1};
+  StatusOr<Tensor> want = NodeRunner("Transpose").Opset(21).Attr("perm", perm).Input(x).RunOne();
+  ASSERT_TRUE(want.ok()) << want.status().ToString();
+  const StridedView view = TransposeView(x.shape(), perm);
+  EXPECT_EQ(Shape(view.dims, view.dims + view.rank), want->shape());
+  ExpectClose(Emulate(x, want->shape(), [&](int64_t i) { return x.GetDouble(StridedOffset(i, view)); }), *want, 0,
+              "Transpose");
+}
+
+TEST(CudaKernelMathTest, SoftmaxRowsMatchTheReferenceWithNanAndInfinity) {
+  for (DataType type : kTypes) {
+    for (bool log_softmax : {false, true}) {
+      Tensor x = Random(type, {2, 5, 3}, -4, 4, 17);
+      x.SetDouble(0, NAN);           // row (0, 0) along axis 1
+      x.SetDouble(3 * 5 + 1, INFINITY);  // row (1, 1)
+      StatusOr<Tensor> want =
+          NodeRunner(log_softmax ? "LogSoftmax" : "Softmax").Opset(13).Attr("axis", int64_t{1}).Input(x).RunOne();
+      ASSERT_TRUE(want.ok()) << want.status().ToString();
+      Tensor got = *Tensor::Create(type, x.shape());
+      const int64_t length = 5, inner = 3;
+      for (int64_t row = 0; row < 2 * inner; ++row) {
+        const int64_t base = (row / inner) * length * inner + row % inner;
+        auto run = [&](auto zero) {
+          using C = decltype(zero);
+          SoftmaxRow<C>(
+              log_softmax, length, [&](int64_t j) { return static_cast<C>(x.GetDouble(base + j * inner)); },
+              [&](int64_t j, C v) { got.SetDouble(base + j * inner, static_cast<double>(v)); });
+        };
+        if (type == DataType::kFloat) {
+          run(0.0);
+        } else {
+          run(0.0f);
+        }
+      }
+      ExpectClose(got, *want, 1, StrCat(log_softmax ? "LogSoftmax " : "Softmax ", DataTypeName(type)));
+    }
+  }
+}
+
+TEST(CudaKernelMathTest, RmsNormRowsMatchTheReference) {
+  struct Case {
+    int64_t axis;
+    Shape scale;
+  };
+  for (DataType type : kTypes) {
+    for (const Case& c : {Case{-1, {8}}, Case{1, {3, 8}}, Case{1, {1, 8}}}) {
+      const Tensor x = Random(type, {2, 3, 8}, -3, 3, 19);
+      const Tensor scale = Random(type, c.scale, 0.5, 1.5, 23);
+      StatusOr<Tensor> want =
+          NodeRunner("RMSNormalization").Opset(23).Attr("axis", c.axis).Input(x).Input(scale).RunOne();
+      ASSERT_TRUE(want.ok()) << want.status().ToString();
+      const int64_t cols = c.axis == -1 ? 8 : 24;
+      const Shape block = c.axis == -1 ? Shape{8} : Shape{3, 8};
+      const StridedView scale_view = BroadcastView(c.scale, block);
+      Tensor got = *Tensor::Create(type, x.shape());
+      for (int64_t row = 0; row < x.size() / cols; ++row) {
+        RmsNormRow(
+            cols, 1e-5f, [&](int64_t j) { return x.GetDouble(row * cols + j); },
+            [&](int64_t j) { return scale.GetDouble(StridedOffset(j, scale_view)); },
+            [&](int64_t j, double v) { got.SetDouble(row * cols + j, v); });
+      }
+      ExpectClose(got, *want, 1, StrCat("RMSNormalization ", DataTypeName(type), " axis ", c.axis));
+    }
+  }
+}
+
+TEST(CudaKernelMathTest, RotaryPairsMatchTheReference) {
+  struct Case {
+    bool four_d, interleaved;
+    int64_t rotary_dim;
+    bool positions;
+  };
+  const Case cases[] = {{true, false, 0, true}, {true, true, 0, true}, {false, false, 4, true},
+                        {false, true, 0, false}, {true, false, 6, false}};
+  for (DataType type : kTypes) {
+    for (const Case& c : cases) {
+      RotaryShape r;
+      r.batch = 2, r.heads = 3, r.seq = 4, r.head_size = 8;
+      r.four_d = c.four_d, r.interleaved = c.interleaved;
+      r.rotary_dim = c.rotary_dim == 0 ? r.head_size : c.rotary_dim;
+      const int64_t half = r.rotary_dim / 2;
+      const Tensor x = Random(type, c.four_d ? Shape{2, 3, 4, 8} : Shape{2, 4, 24}, -2, 2, 29);
+      const Shape cache_shape = c.positions ? Shape{10, half} : Shape{2, 4, half};
+      const Tensor cosines = Random(type, cache_shape, -1, 1, 31);
+      const Tensor sines = Random(type, cache_shape, -1, 1, 37);
+      const Tensor positions = Tensor::FromInt64s({2, 4}, {0, 1, 2, 3, 9, 5, 5, 0});
+      NodeRunner runner("RotaryEmbedding");
+      runner.Opset(23).Attr("interleaved", int64_t{c.interleaved}).Attr("rotary_embedding_dim", c.rotary_dim);
+      if (!c.four_d) runner.Attr("num_heads", int64_t{3});
+      runner.Input(x).Input(cosines).Input(sines);
+      if (c.positions) runner.Input(positions);
+      StatusOr<Tensor> want = runner.RunOne();
+      ASSERT_TRUE(want.ok()) << want.status().ToString();
+      const Tensor got = Emulate(x, x.shape(), [&](int64_t i) {
+        RotaryPlace place;
+        const int64_t k = RotaryLocate(i, r, &place);
+        if (k < 0) return x.GetDouble(i);
+        const int64_t row = c.positions ? positions.GetInt64(place.bs) : place.bs;
+        const int64_t at = row * half + k;
+        const double self = x.GetDouble(i), partner = x.GetDouble(place.partner);
+        return type == DataType::kFloat
+                   ? Rotate<double>(place.first, self, partner, cosines.GetDouble(at), sines.GetDouble(at))
+                   : static_cast<double>(Rotate<float>(place.first, static_cast<float>(self),
+                                                       static_cast<float>(partner),
+                                                       static_cast<float>(cosines.GetDouble(at)),
+                                                       static_cast<float>(sines.GetDouble(at))));
+      });
+      ExpectClose(got, *want, 1,
+                  StrCat("RotaryEmbedding ", DataTypeName(type), c.four_d ? " 4-D" : " 3-D",
+                         c.interleaved ? " interleaved" : "", " dim ", r.rotary_dim));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace parity::adapters::cuda

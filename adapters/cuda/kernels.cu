@@ -1,0 +1,207 @@
+// The CUDA adapter's own kernels (kernels.h). Each is a grid-stride loop
+// over its output; what it computes per element is kernel_math.h's, shared
+// with the host tests. Loads widen to the compute type (double for
+// float32, float for the 16-bit types) and stores round once.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "adapters/cuda/kernels.h"
+
+namespace parity::adapters::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+int Blocks(int64_t n) {
+  const int64_t blocks = (n + kThreads - 1) / kThreads;
+  return static_cast<int>(blocks < 65535 * 8 ? (blocks < 1 ? 1 : blocks) : 65535 * 8);
+}
+
+template <typename T> struct Compute { using type = float; };
+template <> struct Compute<float> { using type = double; };
+
+__device__ inline double Load(const float* p, int64_t i) { return static_cast<double>(p[i]); }
+__device__ inline float Load(const __half* p, int64_t i) { return __half2float(p[i]); }
+__device__ inline float Load(const __nv_bfloat16* p, int64_t i) { return __bfloat162float(p[i]); }
+__device__ inline void Store(float* p, int64_t i, double v) { p[i] = static_cast<float>(v); }
+__device__ inline void Store(__half* p, int64_t i, float v) { p[i] = __float2half_rn(v); }
+__device__ inline void Store(__nv_bfloat16* p, int64_t i, float v) { p[i] = __float2bfloat16_rn(v); }
+
+#define PARITY_GRID_LOOP(i, n) \
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
+       i += static_cast<int64_t>(blockDim.x) * gridDim.x)
+
+template <typename T>
+__global__ void UnaryKernel(UnaryOp op, const T* x, T* y, int64_t n, float alpha, float beta) {
+  using C = typename Compute<T>::type;
+  PARITY_GRID_LOOP(i, n) { Store(y, i, ApplyUnary<C>(op, Load(x, i), C(alpha), C(beta))); }
+}
+
+template <typename T>
+__global__ void BinaryKernel(BinaryOp op, const T* a, StridedView av, const T* b, StridedView bv, T* y, int64_t n) {
+  using C = typename Compute<T>::type;
+  PARITY_GRID_LOOP(i, n) {
+    Store(y, i, ApplyBinary<C>(op, Load(a, StridedOffset(i, av)), Load(b, StridedOffset(i, bv))));
+  }
+}
+
+template <typename E>
+__global__ void StridedCopyKernel(const E* x, StridedView view, E* y, int64_t n) {
+  PARITY_GRID_LOOP(i, n) { y[i] = x[StridedOffset(i, view)]; }
+}
+
+// One thread a row: rows are outer * inner, each `length` long with stride inner.
+template <typename T>
+__global__ void SoftmaxKernel(bool log_softmax, const T* x, T* y, int64_t outer, int64_t length, int64_t inner) {
+  using C = typename Compute<T>::type;
+  PARITY_GRID_LOOP(row, outer * inner) {
+    const int64_t base = (row / inner) * length * inner + row % inner;
+    SoftmaxRow<C>(
+        log_softmax, length, [&](int64_t j) { return static_cast<C>(Load(x, base + j * inner)); },
+        [&](int64_t j, C v) { Store(y, base + j * inner, v); });
+  }
+}
+
+// One thread a row.
+template <typename T>
+__global__ void RmsNormKernel(const T* x, const T* scale, StridedView scale_view, T* y, int64_t rows, int64_t cols,
+                              float epsilon) {
+  using C = typename Compute<T>::type;
+  PARITY_GRID_LOOP(row, rows) {
+    const int64_t base = row * cols;
+    RmsNormRow(
+        cols, static_cast<double>(epsilon), [&](int64_t j) { return static_cast<double>(Load(x, base + j)); },
+        [&](int64_t j) { return static_cast<double>(Load(scale, StridedOffset(j, scale_view))); },
+        [&](int64_t j, double v) { Store(y, base + j, static_cast<C>(v)); });
+  }
+}
+
+template <typename T>
+__global__ void RotaryKernel(RotaryShape shape, const T* x, const T* cos_cache, const T* sin_cache,
+                             const int64_t* cache_rows, T* y) {
+  using C = typename Compute<T>::type;
+  const int64_t half = shape.rotary_dim / 2;
+  PARITY_GRID_LOOP(i, shape.Elements()) {
+    RotaryPlace place;
+    const int64_t k = RotaryLocate(i, shape, &place);
+    if (k < 0) {
+      y[i] = x[i];
+      continue;
+    }
+    const int64_t at = cache_rows[place.bs] * half + k;
+    Store(y, i, Rotate<C>(place.first, Load(x, i), Load(x, place.partner), Load(cos_cache, at), Load(sin_cache, at)));
+  }
+}
+
+template <typename E>
+__global__ void GatherKernel(const E* x, int64_t axis_dim, int64_t inner, const int64_t* indices, int64_t index_count,
+                             E* y, int64_t n) {
+  PARITY_GRID_LOOP(i, n) {
+    const int64_t in = i % inner;
+    const int64_t k = (i / inner) % index_count;
+    const int64_t o = i / inner / index_count;
+    y[i] = x[(o * axis_dim + indices[k]) * inner + in];
+  }
+}
+
+cudaStream_t AsStream(Stream s) { return static_cast<cudaStream_t>(s); }
+
+int Done() { return static_cast<int>(cudaGetLastError()); }
+
+// Calls launch.template operator()<T>() for the storage type of `type`.
+template <typename Launch>
+int ForType(KType type, Launch&& launch) {
+  switch (type) {
+    case KType::kFloat32: launch(static_cast<float*>(nullptr)); break;
+    case KType::kFloat16: launch(static_cast<__half*>(nullptr)); break;
+    case KType::kBfloat16: launch(static_cast<__nv_bfloat16*>(nullptr)); break;
+  }
+  return Done();
+}
+
+template <typename Launch>
+int ForBytes(int element_bytes, Launch&& launch) {
+  switch (element_bytes) {
+    case 1: launch(static_cast<uint8_t*>(nullptr)); break;
+    case 2: launch(static_cast<uint16_t*>(nullptr)); break;
+    case 4: launch(static_cast<uint32_t*>(nullptr)); break;
+    case 8: launch(static_cast<uint64_t*>(nullptr)); break;
+    default: return static_cast<int>(cudaErrorInvalidValue);
+  }
+  return Done();
+}
+
+}  // namespace
+
+int LaunchUnary(KType type, UnaryOp op, const void* x, void* y, int64_t n, float alpha, float beta, Stream stream) {
+  if (n == 0) return 0;
+  return ForType(type, [&](auto* t) {
+    using T = std::remove_pointer_t<decltype(t)>;
+    UnaryKernel<T><<<Blocks(n), kThreads, 0, AsStream(stream)>>>(op, static_cast<const T*>(x), static_cast<T*>(y), n,
+                                                                 alpha, beta);
+  });
+}
+
+int LaunchBinary(KType type, BinaryOp op, const void* a, const StridedView& a_view, const void* b,
+                 const StridedView& b_view, void* y, int64_t n, Stream stream) {
+  if (n == 0) return 0;
+  return ForType(type, [&](auto* t) {
+    using T = std::remove_pointer_t<decltype(t)>;
+    BinaryKernel<T><<<Blocks(n), kThreads, 0, AsStream(stream)>>>(op, static_cast<const T*>(a), a_view,
+                                                                  static_cast<const T*>(b), b_view, static_cast<T*>(y), n);
+  });
+}
+
+int LaunchStridedCopy(int element_bytes, const void* x, const StridedView& view, void* y, int64_t n, Stream stream) {
+  if (n == 0) return 0;
+  return ForBytes(element_bytes, [&](auto* t) {
+    using E = std::remove_pointer_t<decltype(t)>;
+    StridedCopyKernel<E><<<Blocks(n), kThreads, 0, AsStream(stream)>>>(static_cast<const E*>(x), view,
+                                                                       static_cast<E*>(y), n);
+  });
+}
+
+int LaunchSoftmax(KType type, bool log_softmax, const void* x, void* y, int64_t outer, int64_t length, int64_t inner,
+                  Stream stream) {
+  if (outer * length * inner == 0) return 0;
+  return ForType(type, [&](auto* t) {
+    using T = std::remove_pointer_t<decltype(t)>;
+    SoftmaxKernel<T><<<Blocks(outer * inner), kThreads, 0, AsStream(stream)>>>(
+        log_softmax, static_cast<const T*>(x), static_cast<T*>(y), outer, length, inner);
+  });
+}
+
+int LaunchRmsNorm(KType type, const void* x, const void* scale, const StridedView& scale_view, void* y, int64_t rows,
+                  int64_t cols, float epsilon, Stream stream) {
+  if (rows * cols == 0) return 0;
+  return ForType(type, [&](auto* t) {
+    using T = std::remove_pointer_t<decltype(t)>;
+    RmsNormKernel<T><<<Blocks(rows), kThreads, 0, AsStream(stream)>>>(
+        static_cast<const T*>(x), static_cast<const T*>(scale), scale_view, static_cast<T*>(y), rows, cols, epsilon);
+  });
+}
+
+int LaunchRotary(KType type, const RotaryShape& shape, const void* x, const void* cos_cache, const void* sin_cache,
+                 const int64_t* cache_rows, void* y, Stream stream) {
+  if (shape.Elements() == 0) return 0;
+  return ForType(type, [&](auto* t) {
+    using T = std::remove_pointer_t<decltype(t)>;
+    RotaryKernel<T><<<Blocks(shape.Elements()), kThreads, 0, AsStream(stream)>>>(
+        shape, static_cast<const T*>(x), static_cast<const T*>(cos_cache), static_cast<const T*>(sin_cache),
+        cache_rows, static_cast<T*>(y));
+  });
+}
+
+int LaunchGather(int element_bytes, const void* x, int64_t outer, int64_t axis_dim, int64_t inner,
+                 const int64_t* indices, int64_t index_count, void* y, Stream stream) {
+  const int64_t n = outer * index_count * inner;
+  if (n == 0) return 0;
+  return ForBytes(element_bytes, [&](auto* t) {
+    using E = std::remove_pointer_t<decltype(t)>;
+    GatherKernel<E><<<Blocks(n), kThreads, 0, AsStream(stream)>>>(static_cast<const E*>(x), axis_dim, inner, indices,
+                                                                  index_count, static_cast<E*>(y), n);
+  });
+}
+
+}  // namespace parity::adapters::cuda

@@ -1,0 +1,48 @@
+// The CUDA adapter's own kernels (kernels.cu), launched on a stream. Plain
+// declarations, so that the lowering (compiled by the host compiler) calls
+// them without CUDA's headers; each returns the launch's cudaError_t as an
+// int (0 on success). Pointers are device pointers; `n` counts elements.
+#pragma once
+
+#include <cstdint>
+
+#include "adapters/cuda/kernel_math.h"
+
+namespace parity::adapters::cuda {
+
+using Stream = void*;  // a cudaStream_t
+
+int LaunchUnary(KType type, UnaryOp op, const void* x, void* y, int64_t n, float alpha, float beta, Stream stream);
+
+// y[i] = op(a[offset of i in a_view], b[offset of i in b_view]), where both
+// views have the output's dims (strides 0 where an input broadcasts).
+int LaunchBinary(KType type, BinaryOp op, const void* a, const StridedView& a_view, const void* b,
+                 const StridedView& b_view, void* y, int64_t n, Stream stream);
+
+// y[i] = x[offset of i in view]: Transpose, Expand, any strided gather of
+// elements of `element_bytes` (1, 2, 4 or 8).
+int LaunchStridedCopy(int element_bytes, const void* x, const StridedView& view, void* y, int64_t n, Stream stream);
+
+// Softmax (log_softmax: LogSoftmax) along the middle dim of x viewed as
+// [outer, length, inner]. A row holding NaN or +inf is NaN throughout.
+int LaunchSoftmax(KType type, bool log_softmax, const void* x, void* y, int64_t outer, int64_t length,
+                  int64_t inner, Stream stream);
+
+// RMSNormalization-23 over rows of `cols` elements: y = x / sqrt(mean(x^2) +
+// epsilon) * scale, in double, rounded once. scale is read at the offset of
+// the element's column in scale_view (dims: the normalized dims).
+int LaunchRmsNorm(KType type, const void* x, const void* scale, const StridedView& scale_view, void* y,
+                  int64_t rows, int64_t cols, float epsilon, Stream stream);
+
+// RotaryEmbedding-23. cache_rows[b * seq + s] is the caches' row for that
+// position (device int64), each row rotary_dim / 2 long.
+int LaunchRotary(KType type, const RotaryShape& shape, const void* x, const void* cos_cache, const void* sin_cache,
+                 const int64_t* cache_rows, void* y, Stream stream);
+
+// Gather along an axis: x viewed as [outer, axis_dim, inner], indices
+// (device int64, already in [0, axis_dim)) count `index_count`; y is
+// [outer, index_count, inner].
+int LaunchGather(int element_bytes, const void* x, int64_t outer, int64_t axis_dim, int64_t inner,
+                 const int64_t* indices, int64_t index_count, void* y, Stream stream);
+
+}  // namespace parity::adapters::cuda

@@ -1,0 +1,612 @@
+// The nodes the CUDA adapter runs on its own kernels (kernels.cu):
+// element-wise unary and binary operators with broadcasting, Softmax and
+// LogSoftmax, Transpose, Gather, Concat, RMSNormalization,
+// RotaryEmbedding and TensorScatter, in float32, float16 and bfloat16
+// (Concat, Transpose, Gather and TensorScatter move elements of any fixed
+// width bit for bit, but claim only those three types: integer data, a
+// model's shape arithmetic, stays on the host). The shape-only operators
+// are views (adapters/device/view_node.h).
+//
+// Each node reads its inputs through the context's residency
+// (cuda_context.h), launches its kernel on the context's stream, and
+// downloads its output. Checks that need the shapes are made at the run,
+// on the host, before any launch, with the reference's own messages where
+// it has a shared rule (TensorScatter's plan).
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "adapters/cuda/kernels.h"
+#include "adapters/cuda/lowerings.h"
+#include "adapters/cuda/strided_views.h"
+#include "adapters/device/view_node.h"
+#include "reference/ops/attention/tensor_scatter.h"
+
+namespace parity::adapters::cuda {
+
+StatusOr<CudaContext*> NodeContext(const KernelContext& ctx) {
+  StatusOr<CudaContext*> context = CudaContext::Get();
+  if (!context.ok()) return context.status().WithContext(graph::DescribeNode(ctx.node()));
+  return context;
+}
+
+Status Launched(const KernelContext& ctx, int code, std::string_view what) {
+  if (code == 0) return Status::Ok();
+  return CudaContext::Error(code, StrCat(graph::DescribeNode(ctx.node()), ": ", what));
+}
+
+StatusOr<KType> RequireKernelType(const NodeView& view, int input) {
+  const std::optional<DataType> type = view.input_type(input);
+  if (!type) return NotLowered("the type of input ", input, " is not known before the run");
+  const std::optional<KType> kernel_type = KernelType(*type);
+  if (!kernel_type) return NotLowered(DataTypeName(*type), " data (the kernels take float32, float16 and bfloat16)");
+  return *kernel_type;
+}
+
+namespace {
+
+// The broadcast of two shapes, or an error naming both.
+StatusOr<Shape> Broadcast(const KernelContext& ctx, const Shape& a, const Shape& b) {
+  Shape out(std::max(a.size(), b.size()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int64_t da = i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
+    const int64_t db = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
+    if (da != db && da != 1 && db != 1) {
+      return ctx.Error("shapes ", ShapeToString(a), " and ", ShapeToString(b), " do not broadcast");
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Status RequireRank(const KernelContext& ctx, size_t rank) {
+  if (rank > static_cast<size_t>(kMaxRank)) return ctx.Error("rank ", rank, " is over the kernels' ", kMaxRank);
+  return Status::Ok();
+}
+
+// A node on the adapter's own kernels: its context, its inputs on the
+// device, one output buffer, then the download.
+class KernelNode : public LoweredNode {
+ protected:
+  // Input i's device bytes (precondition: a tensor input).
+  static StatusOr<const void*> In(CudaContext& cuda, const KernelContext& ctx, size_t i) {
+    return cuda.DeviceData(ctx.tensor(i));
+  }
+  static StatusOr<std::vector<Value>> Out(CudaContext& cuda, const std::shared_ptr<DeviceBuffer>& buffer,
+                                          DataType type, const Shape& shape) {
+    PARITY_ASSIGN_OR_RETURN(Tensor out, cuda.Download(buffer, type, shape));
+    return std::vector<Value>{Value::FromTensor(std::move(out))};
+  }
+  static Status RequireTensors(const KernelContext& ctx) {
+    for (size_t i = 0; i < ctx.input_count(); ++i) {
+      if (ctx.has_input(i) && !ctx.input(i).is_tensor()) return ctx.Error("input ", i, " is not a tensor");
+    }
+    return Status::Ok();
+  }
+};
+
+// --- Unary ------------------------------------------------------------------
+
+class UnaryNode final : public KernelNode {
+ public:
+  UnaryNode(KType type, UnaryOp op, float alpha, float beta) : type_(type), op_(op), alpha_(alpha), beta_(beta) {}
+
+  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
+    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
+    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+    const Tensor& x = ctx.tensor(0);
+    PARITY_ASSIGN_OR_RETURN(const void* in, In(*cuda, ctx, 0));
+    PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> out, cuda->Allocate(x.byte_size()));
+    PARITY_RETURN_IF_ERROR(
+        Launched(ctx, LaunchUnary(type_, op_, in, out->data(), x.size(), alpha_, beta_, cuda->stream()), "unary"));
+    return Out(*cuda, out, x.dtype(), x.shape());
+  }
+
+ private:
+  KType type_;
+  UnaryOp op_;
+  float alpha_, beta_;
+};
+
+LowerFn LowerUnary(UnaryOp op, const char* alpha_name = nullptr, float alpha = 0, const char* beta_name = nullptr,
+                   float beta = 0) {
+  return [=](const NodeView& view) -> StatusOr<std::unique_ptr<LoweredNode>> {
+    PARITY_ASSIGN_OR_RETURN(KType type, RequireKernelType(view, 0));
+    UnaryOp chosen = op;
+    if (view.node().op_type() == "Gelu") {
+      const std::string approximate = view.GetString("approximate", "none");
+      if (approximate == "tanh") {
+        chosen = UnaryOp::kGeluTanh;
+      } else if (approximate != "none") {
+        return NotLowered("Gelu approximate='", approximate, "'");
+      }
+    }
+    return std::unique_ptr<LoweredNode>(std::make_unique<UnaryNode>(
+        type, chosen, alpha_name ? view.GetFloat(alpha_name, alpha) : alpha,
+        beta_name ? view.GetFloat(beta_name, beta) : beta));
+  };
+}
+
+// --- Binary -----------------------------------------------------------------
+
+class BinaryNode final : public KernelNode {
+ public:
+  BinaryNode(KType type, BinaryOp op) : type_(type), op_(op) {}
+
+  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
+    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
+    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+    const Tensor& a = ctx.tensor(0);
+    const Tensor& b = ctx.tensor(1);
+    if (a.dtype() != b.dtype()) return ctx.Error("inputs of ", a.Description(), " and ", b.Description());
+    PARITY_ASSIGN_OR_RETURN(Shape out_dims, Broadcast(ctx, a.shape(), b.shape()));
+    PARITY_RETURN_IF_ERROR(RequireRank(ctx, out_dims.size()));
+    PARITY_ASSIGN_OR_RETURN(int64_t n, ElementCount(out_dims));
+    PARITY_ASSIGN_OR_RETURN(const void* da, In(*cuda, ctx, 0));
+    PARITY_ASSIGN_OR_RETURN(const void* db, In(*cuda, ctx, 1));
+    PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> out,
+                            cuda->Allocate(static_cast<size_t>(n) * StorageSize(a.dtype())));
+    PARITY_RETURN_IF_ERROR(Launched(ctx,
+                                    LaunchBinary(type_, op_, da, BroadcastView(a.shape(), out_dims), db,
+                                                 BroadcastView(b.shape(), out_dims), out->data(), n, cuda->stream()),
+                                    "binary"));
+    return Out(*cuda, out, a.dtype(), out_dims);
+  }
+
+ private:
+  KType type_;
+  BinaryOp op_;
+};
+
+// Before `since` the operator broadcasts by attribute (Add and the other
+// arithmetic before 7) or not at all (Max and Min before 8).
+LowerFn LowerBinary(BinaryOp op, int64_t since) {
+  return [op, since](const NodeView& view) -> StatusOr<std::unique_ptr<LoweredNode>> {
+    if (view.opset() < since) return NotLowered("opset ", view.opset(), " (broadcasting differs before ", since, ")");
+    if (view.input_count() != 2) return NotLowered(view.input_count(), " inputs (the kernel takes two)");
+    PARITY_ASSIGN_OR_RETURN(KType type, RequireKernelType(view, 0));
+    if (view.input_type(1) != view.input_type(0)) return NotLowered("inputs of two types");
+    return std::unique_ptr<LoweredNode>(std::make_unique<BinaryNode>(type, op));
+  };
+}
+
+// --- Softmax ----------------------------------------------------------------
+
+class SoftmaxNode final : public KernelNode {
+ public:
+  SoftmaxNode(KType type, bool log_softmax, int64_t axis, bool coerced)
+      : type_(type), log_(log_softmax), axis_(axis), coerced_(coerced) {}
+
+  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
+    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
+    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+    const Tensor& x = ctx.tensor(0);
+    const int64_t rank = x.rank();
+    const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
+    // Opset 13's axis is in [-rank, rank - 1]; the coerced form's in [-rank, rank].
+    if (axis < 0 || axis > rank || (!coerced_ && axis == rank) || (!coerced_ && rank == 0)) {
+      return ctx.Error("axis ", axis_, " is out of range for rank ", rank);
+    }
+    int64_t outer = 1, length = 1, inner = 1;
+    for (int64_t i = 0; i < rank; ++i) {
+      int64_t& part = i < axis ? outer : (i == axis || coerced_ ? length : inner);
+      part *= x.dim(i);
+    }
+    PARITY_ASSIGN_OR_RETURN(const void* in, In(*cuda, ctx, 0));
+    PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> out, cuda->Allocate(x.byte_size()));
+    PARITY_RETURN_IF_ERROR(
+        Launched(ctx, LaunchSoftmax(type_, log_, in, out->data(), outer, length, inner, cuda->stream()), "softmax"));
+    return Out(*cuda, out, x.dtype(), x.shape());
+  }
+
+ private:
+  KType type_;
+  bool log_;
+  int64_t axis_;
+  bool coerced_;
+};
+
+LowerFn LowerSoftmax(bool log_softmax) {
+  return [log_softmax](const NodeView& view) -> StatusOr<std::unique_ptr<LoweredNode>> {
+    PARITY_ASSIGN_OR_RETURN(KType type, RequireKernelType(view, 0));
+    const bool coerced = view.opset() < 13;
+    return std::unique_ptr<LoweredNode>(
+        std::make_unique<SoftmaxNode>(type, log_softmax, view.GetInt("axis", coerced ? 1 : -1), coerced));
+  };
+}
+
+// --- Transpose --------------------------------------------------------------
+
+class TransposeNode final : public KernelNode {
+ public:
+  explicit TransposeNode(std::optional<std::vector<int64_t>> perm) : perm_(std::move(perm)) {}
+
+  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
+    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
+    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+    const Tensor& x = ctx.tensor(0);
+    const size_t rank = x.shape().size();
+    PARITY_RETURN_IF_ERROR(RequireRank(ctx, rank));
+    std::vector<int64_t> perm(rank);
+    if (perm_) {
+      perm = *perm_;
+    } else {
+      for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
+    }
+    std::vector<bool> seen(rank, false);
+    if (perm.size() != rank) return ctx.Error("perm of ", perm.size(), " axes for rank ", rank);
+    for (int64_t p : perm) {
+      if (p < 0 || p >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(p)]) {
+        return ctx.Error("perm is not a permutation of the ", rank, " axes");
+      }
+      seen[static_cast<size_t>(p)] = true;
+    }
+    const StridedView view = TransposeView(x.shape(), perm);
+    Shape out_dims(view.dims, view.dims + rank);
+    PARITY_ASSIGN_OR_RETURN(const void* in, In(*cuda, ctx, 0));
+    PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> out, cuda->Allocate(x.byte_size()));
+    PARITY_RETURN_IF_ERROR(Launched(ctx,
+                                    LaunchStridedCopy(static_cast<int>(StorageSize(x.dtype())), in, view, out->data(),
+                                                      x.size(), cuda->stream()),
+                                    "transpose"));
+    return Out(*cuda, out, x.dtype(), out_dims);
+  }
+
+ private:
+  std::optional<std::vector<int64_t>> perm_;
+};
+
+StatusOr<std::unique_ptr<LoweredNode>> LowerTranspose(const NodeView& view) {
+  PARITY_RETURN_IF_ERROR(RequireKernelType(view, 0).status());
+  return std::unique_ptr<LoweredNode>(std::make_unique<TransposeNode>(view.GetInts("perm")));
+}
+
+// --- Gather -----------------------------------------------------------------
+
+class GatherNode final : public KernelNode {
+ public:
+  explicit GatherNode(int64_t axis) : axis_(axis) {}
+
+  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
+    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
+    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+    const Tensor& x = ctx.tensor(0);
+    const Tensor& indices = ctx.tensor(1);
+    if (indices.dtype() != DataType::kInt64 && indices.dtype() != DataType::kInt32) {
+      return ctx.Error("indices of ", indices.Description(), " (int32 or int64)");
+    }
+    const int64_t rank = x.rank();
+    if (rank == 0 || axis_ < -rank || axis_ >= rank) return ctx.Error("axis ", axis_, " is out of range for rank ", rank);
+    const auto axis = static_cast<size_t>(axis_ < 0 ? axis_ + rank : axis_);
+    const int64_t axis_dim = x.dim(static_cast<int64_t>(axis));
+    // Indices are checked and made non-negative here, on the host, where they are.
+    PARITY_ASSIGN_OR_RETURN(Tensor wrapped, Tensor::Create(DataType::kInt64, indices.shape()));
+    for (int64_t i = 0; i < indices.size(); ++i) {
+      const int64_t k = indices.GetInt64(i);
+      if (k < -axis_dim || k >= axis_dim) return ctx.Error("index ", k, " is out of range for axis of ", axis_dim);
+      wrapped.mutable_data<int64_t>()[i] = k < 0 ? k + axis_dim : k;
+    }
+    Shape out_dims(x.shape().begin(), x.shape().begin() + static_cast<std::ptrdiff_t>(axis));
+    out_dims.insert(out_dims.end(), indices.shape().begin(), indices.shape().end());
+    out_dims.insert(out_dims.end(), x.shape().begin() + static_cast<std::ptrdiff_t>(axis) + 1, x.shape().end());
+    const int64_t outer = std::accumulate(x.shape().begin(), x.shape().begin() + static_cast<std::ptrdiff_t>(axis),
+                                          int64_t{1}, std::multiplies<>());
+    const int64_t inner = std::accumulate(x.shape().begin() + static_cast<std::ptrdiff_t>(axis) + 1, x.shape().end(),
+                                          int64_t{1}, std::multiplies<>());
+    PARITY_ASSIGN_OR_RETURN(int64_t n, ElementCount(out_dims));
+    PARITY_ASSIGN_OR_RETURN(const void* in, In(*cuda, ctx, 0));
+    PARITY_ASSIGN_OR_RETURN(const void* device_indices, cuda->DeviceData(wrapped));
+    PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> out,
+                            cuda->Allocate(static_cast<size_t>(n) * StorageSize(x.dtype())));
+    PARITY_RETURN_IF_ERROR(Launched(
+        ctx,
+        LaunchGather(static_cast<int>(StorageSize(x.dtype())), in, outer, axis_dim, inner,
+                     static_cast<const int64_t*>(device_indices), indices.size(), out->data(), cuda->stream()),
+        "gather"));
+    return Out(*cuda, out, x.dtype(), out_dims);
+  }
+
+ private:
+  int64_t axis_;
+};
+
+StatusOr<std::unique_ptr<LoweredNode>> LowerGather(const NodeView& view) {
+  PARITY_RETURN_IF_ERROR(RequireKernelType(view, 0).status());
+  return std::unique_ptr<LoweredNode>(std::make_unique<GatherNode>(view.GetInt("axis", 0)));
+}
+
+// --- Concat -----------------------------------------------------------------
+
+// Each input, viewed as [outer, its own axis extent * inner], is one 2-D
+// copy into its columns of the output.
+class ConcatNode final : public KernelNode {
+ public:
+  explicit ConcatNode(int64_t axis) : axis_(axis) {}
+
+  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
+    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
+    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+    const Tensor& first = ctx.tensor(0);
+    const int64_t rank = first.rank();
+    if (rank == 0) return ctx.Error("Concat of a scalar");
+    if (axis_ < -rank || axis_ >= rank) return ctx.Error("axis ", axis_, " is out of range for rank ", rank);
+    const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
+    Shape out_dims = first.shape();
+    out_dims[static_cast<size_t>(axis)] = 0;
+    for (size_t i = 0; i < ctx.input_count(); ++i) {
+      if (!ctx.has_input(i)) return ctx.Error("input ", i, " is absent");
+      const Tensor& t = ctx.tensor(i);
+      if (t.dtype() != first.dtype() || t.rank() != rank) {
+        return ctx.Error("input ", i, " is ", t.Description(), ", input 0 is ", first.Description());
+      }
+      for (int64_t d = 0; d < rank; ++d) {
+        if (d != axis && t.dim(d) != first.dim(d)) {
+          return ctx.Error("input ", i, " has dim ", d, " = ", t.dim(d), ", input 0 has ", first.dim(d));
+        }
+      }
+      out_dims[static_cast<size_t>(axis)] += t.dim(axis);
+    }
+    // Bytes: `inner` is the bytes of one step along the axis.
+    int64_t outer = 1, inner = static_cast<int64_t>(StorageSize(first.dtype()));
+    for (int64_t d = 0; d < axis; ++d) outer *= first.dim(d);
+    for (int64_t d = axis + 1; d < rank; ++d) inner *= first.dim(d);
+    PARITY_ASSIGN_OR_RETURN(int64_t n, ElementCount(out_dims));
+    PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> out, cuda->Allocate(static_cast<size_t>(n) * StorageSize(first.dtype())));
+    const int64_t out_row = out_dims[static_cast<size_t>(axis)] * inner;
+    int64_t column = 0;
+    for (size_t i = 0; i < ctx.input_count(); ++i) {
+      const Tensor& t = ctx.tensor(i);
+      const int64_t row = t.dim(axis) * inner;
+      if (row > 0 && outer > 0) {
+        PARITY_ASSIGN_OR_RETURN(const void* in, In(*cuda, ctx, i));
+        PARITY_RETURN_IF_ERROR(Launched(
+            ctx,
+            cudaMemcpy2DAsync(static_cast<char*>(out->data()) + column, static_cast<size_t>(out_row), in,
+                              static_cast<size_t>(row), static_cast<size_t>(row), static_cast<size_t>(outer),
+                              cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(cuda->stream())),
+            "concat copy"));
+      }
+      column += row;
+    }
+    return Out(*cuda, out, first.dtype(), out_dims);
+  }
+
+ private:
+  int64_t axis_;
+};
+
+StatusOr<std::unique_ptr<LoweredNode>> LowerConcat(const NodeView& view) {
+  if (view.opset() < 4) return NotLowered("opset ", view.opset(), " (axis optional)");
+  PARITY_RETURN_IF_ERROR(RequireKernelType(view, 0).status());
+  return std::unique_ptr<LoweredNode>(std::make_unique<ConcatNode>(view.GetInt("axis", 0)));
+}
+
+// --- RMSNormalization -------------------------------------------------------
+
+class RmsNormNode final : public KernelNode {
+ public:
+  RmsNormNode(KType type, int64_t axis, float epsilon) : type_(type), axis_(axis), epsilon_(epsilon) {}
+
+  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
+    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
+    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+    const Tensor& x = ctx.tensor(0);
+    const Tensor& scale = ctx.tensor(1);
+    const int64_t rank = x.rank();
+    if (axis_ < -rank || axis_ >= rank) return ctx.Error("axis ", axis_, " is out of range for rank ", rank);
+    const auto axis = static_cast<size_t>(axis_ < 0 ? axis_ + rank : axis_);
+    if (scale.dtype() != x.dtype()) return ctx.Error("scale of ", scale.Description(), " for X of ", x.Description());
+    const Shape block(x.shape().begin() + static_cast<std::ptrdiff_t>(axis), x.shape().end());
+    PARITY_RETURN_IF_ERROR(RequireRank(ctx, block.size()));
+    // The scale broadcasts to X; the kernel reads it along the normalized
+    // dims, so the dims before them must be 1 (or absent) in the scale.
+    Shape own = scale.shape();
+    while (own.size() > block.size()) {
+      if (own.front() != 1) {
+        return ctx.Error("scale ", scale.Description(), " varies along dims before axis ", axis,
+                         ", which the kernel does not read");
+      }
+      own.erase(own.begin());
+    }
+    PARITY_ASSIGN_OR_RETURN(Shape joined, Broadcast(ctx, own, block));
+    if (joined != block) return ctx.Error("scale ", scale.Description(), " does not broadcast to ", x.Description());
+    const int64_t cols = std::accumulate(block.begin(), block.end(), int64_t{1}, std::multiplies<>());
+    const int64_t rows = cols == 0 ? 0 : x.size() / cols;
+    PARITY_ASSIGN_OR_RETURN(const void* in, In(*cuda, ctx, 0));
+    PARITY_ASSIGN_OR_RETURN(const void* weights, In(*cuda, ctx, 1));
+    PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> out, cuda->Allocate(x.byte_size()));
+    PARITY_RETURN_IF_ERROR(Launched(ctx,
+                                    LaunchRmsNorm(type_, in, weights, BroadcastView(own, block), out->data(), rows,
+                                                  cols, epsilon_, cuda->stream()),
+                                    "RMS normalization"));
+    return Out(*cuda, out, x.dtype(), x.shape());
+  }
+
+ private:
+  KType type_;
+  int64_t axis_;
+  float epsilon_;
+};
+
+StatusOr<std::unique_ptr<LoweredNode>> LowerRmsNorm(const NodeView& view) {
+  PARITY_ASSIGN_OR_RETURN(KType type, RequireKernelType(view, 0));
+  const int64_t stash = view.GetInt("stash_type", 1);
+  if (stash != static_cast<int64_t>(DataType::kFloat)) return NotLowered("stash_type ", stash, " (the kernel takes 1)");
+  return std::unique_ptr<LoweredNode>(
+      std::make_unique<RmsNormNode>(type, view.GetInt("axis", -1), view.GetFloat("epsilon", 1e-5f)));
+}
+
+// --- RotaryEmbedding --------------------------------------------------------
+
+class RotaryNode final : public KernelNode {
+ public:
+  RotaryNode(KType type, bool interleaved, int64_t num_heads, int64_t rotary_dim)
+      : type_(type), interleaved_(interleaved), num_heads_(num_heads), rotary_dim_(rotary_dim) {}
+
+  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
+    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
+    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+    const Tensor& x = ctx.tensor(0);
+    const Tensor& cos_cache = ctx.tensor(1);
+    const Tensor& sin_cache = ctx.tensor(2);
+    RotaryShape shape;
+    shape.interleaved = interleaved_;
+    if (x.rank() == 4) {
+      shape.batch = x.dim(0), shape.heads = x.dim(1), shape.seq = x.dim(2), shape.head_size = x.dim(3);
+    } else if (x.rank() == 3) {
+      if (num_heads_ <= 0) return ctx.Error("a 3-D input needs a positive num_heads attribute");
+      if (x.dim(2) % num_heads_ != 0) {
+        return ctx.Error("hidden size ", x.dim(2), " is not a multiple of num_heads ", num_heads_);
+      }
+      shape.four_d = false;
+      shape.batch = x.dim(0), shape.seq = x.dim(1), shape.heads = num_heads_, shape.head_size = x.dim(2) / num_heads_;
+    } else {
+      return ctx.Error("input must be 3-D or 4-D, got ", x.Description());
+    }
+    shape.rotary_dim = rotary_dim_ == 0 ? shape.head_size : rotary_dim_;
+    if (shape.rotary_dim < 0 || shape.rotary_dim > shape.head_size || shape.rotary_dim % 2 != 0) {
+      return ctx.Error("rotary_embedding_dim ", shape.rotary_dim, " must be even and at most the head size ",
+                       shape.head_size);
+    }
+    const int64_t half = shape.rotary_dim / 2;
+    if (cos_cache.dtype() != x.dtype() || cos_cache.shape() != sin_cache.shape() ||
+        sin_cache.dtype() != x.dtype() || cos_cache.rank() < 1 || cos_cache.dim(cos_cache.rank() - 1) != half) {
+      return ctx.Error("cos_cache ", cos_cache.Description(), " and sin_cache ", sin_cache.Description(),
+                       " must have X's type and one shape with last dimension ", half);
+    }
+    // The caches' row of each (b, s), found on the host.
+    PARITY_ASSIGN_OR_RETURN(Tensor rows, Tensor::Create(DataType::kInt64, {shape.batch * shape.seq}));
+    if (ctx.has_input(3)) {
+      const Tensor& positions = ctx.tensor(3);
+      if (cos_cache.rank() != 2) return ctx.Error("with position_ids the caches must be 2-D, got ", cos_cache.Description());
+      if (positions.shape() != Shape({shape.batch, shape.seq})) {
+        return ctx.Error("position_ids ", positions.Description(), " must have shape [", shape.batch, ", ", shape.seq,
+                         "]");
+      }
+      for (int64_t i = 0; i < rows.size(); ++i) {
+        const int64_t p = positions.GetInt64(i);
+        if (p < 0 || p >= cos_cache.dim(0)) return ctx.Error("position id ", p, " is outside the cache of ", cos_cache.dim(0));
+        rows.mutable_data<int64_t>()[i] = p;
+      }
+    } else {
+      if (cos_cache.shape() != Shape({shape.batch, shape.seq, half})) {
+        return ctx.Error("without position_ids the caches must have shape [", shape.batch, ", ", shape.seq, ", ", half,
+                         "], got ", cos_cache.Description());
+      }
+      std::iota(rows.mutable_data<int64_t>(), rows.mutable_data<int64_t>() + rows.size(), int64_t{0});
+    }
+    PARITY_ASSIGN_OR_RETURN(const void* in, In(*cuda, ctx, 0));
+    PARITY_ASSIGN_OR_RETURN(const void* cosines, In(*cuda, ctx, 1));
+    PARITY_ASSIGN_OR_RETURN(const void* sines, In(*cuda, ctx, 2));
+    PARITY_ASSIGN_OR_RETURN(const void* device_rows, cuda->DeviceData(rows));
+    PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> out, cuda->Allocate(x.byte_size()));
+    PARITY_RETURN_IF_ERROR(Launched(ctx,
+                                    LaunchRotary(type_, shape, in, cosines, sines,
+                                                 static_cast<const int64_t*>(device_rows), out->data(), cuda->stream()),
+                                    "rotary embedding"));
+    return Out(*cuda, out, x.dtype(), x.shape());
+  }
+
+ private:
+  KType type_;
+  bool interleaved_;
+  int64_t num_heads_, rotary_dim_;
+};
+
+StatusOr<std::unique_ptr<LoweredNode>> LowerRotary(const NodeView& view) {
+  PARITY_ASSIGN_OR_RETURN(KType type, RequireKernelType(view, 0));
+  return std::unique_ptr<LoweredNode>(std::make_unique<RotaryNode>(type, view.GetInt("interleaved", 0) != 0,
+                                                                   view.GetInt("num_heads", 0),
+                                                                   view.GetInt("rotary_embedding_dim", 0)));
+}
+
+// --- TensorScatter ----------------------------------------------------------
+
+// The functional form: the cache copied on the device, then each batch
+// entry's update rows written by a 2-D copy (two when a circular write
+// wraps), where the reference's plan puts them.
+class TensorScatterNode final : public KernelNode {
+ public:
+  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
+    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
+    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+    const Tensor& cache = ctx.tensor(0);
+    const Tensor& update = ctx.tensor(1);
+    PARITY_ASSIGN_OR_RETURN(const ops::attention::ScatterPlan g, ops::attention::PlanScatter(ctx, cache, update));
+    PARITY_ASSIGN_OR_RETURN(const void* past, In(*cuda, ctx, 0));
+    PARITY_ASSIGN_OR_RETURN(const void* rows, In(*cuda, ctx, 1));
+    PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> out, cuda->Allocate(cache.byte_size()));
+    auto* stream = static_cast<cudaStream_t>(cuda->stream());
+    if (cache.byte_size() > 0) {
+      PARITY_RETURN_IF_ERROR(Launched(
+          ctx, cudaMemcpyAsync(out->data(), past, cache.byte_size(), cudaMemcpyDeviceToDevice, stream), "cache copy"));
+    }
+    const auto row_bytes = static_cast<size_t>(g.inner) * StorageSize(cache.dtype());
+    if (g.len > 0 && row_bytes > 0 && g.per_batch > 0) {
+      auto copy = [&](int64_t b, int64_t from_row, int64_t to_row, int64_t count) {
+        const char* from = static_cast<const char*>(rows) + (b * g.per_batch * g.len + from_row) * row_bytes;
+        char* to = static_cast<char*>(out->data()) + (b * g.per_batch * g.max_len + to_row) * row_bytes;
+        return cudaMemcpy2DAsync(to, g.max_len * row_bytes, from, g.len * row_bytes, count * row_bytes,
+                                 static_cast<size_t>(g.per_batch), cudaMemcpyDeviceToDevice, stream);
+      };
+      for (int64_t b = 0; b < g.batch; ++b) {
+        const int64_t start = g.starts[static_cast<size_t>(b)];
+        const int64_t first = g.circular ? std::min(g.len, g.max_len - start) : g.len;
+        PARITY_RETURN_IF_ERROR(Launched(ctx, copy(b, 0, start, first), "update rows"));
+        if (first < g.len) PARITY_RETURN_IF_ERROR(Launched(ctx, copy(b, first, 0, g.len - first), "update rows"));
+      }
+    }
+    return Out(*cuda, out, cache.dtype(), cache.shape());
+  }
+};
+
+StatusOr<std::unique_ptr<LoweredNode>> LowerTensorScatter(const NodeView& view) {
+  PARITY_RETURN_IF_ERROR(RequireKernelType(view, 0).status());
+  return std::unique_ptr<LoweredNode>(std::make_unique<TensorScatterNode>());
+}
+
+}  // namespace
+
+void AddKernelLowerings(Lowering& lowering) {
+  const std::pair<const char*, UnaryOp> plain[] = {
+      {"Relu", UnaryOp::kRelu}, {"Sigmoid", UnaryOp::kSigmoid}, {"Tanh", UnaryOp::kTanh},
+      {"Exp", UnaryOp::kExp},   {"Log", UnaryOp::kLog},         {"Neg", UnaryOp::kNeg},
+      {"Abs", UnaryOp::kAbs},   {"Sqrt", UnaryOp::kSqrt},       {"Reciprocal", UnaryOp::kReciprocal},
+      {"Erf", UnaryOp::kErf},   {"Sin", UnaryOp::kSin},         {"Cos", UnaryOp::kCos},
+      {"Floor", UnaryOp::kFloor}, {"Ceil", UnaryOp::kCeil},     {"Softplus", UnaryOp::kSoftplus},
+      {"Gelu", UnaryOp::kGelu},
+  };
+  for (const auto& [name, op] : plain) lowering.Add(name, LowerUnary(op));
+  lowering.Add("LeakyRelu", LowerUnary(UnaryOp::kLeakyRelu, "alpha", 0.01f));
+  lowering.Add("Elu", LowerUnary(UnaryOp::kElu, "alpha", 1.0f));
+  lowering.Add("HardSigmoid", LowerUnary(UnaryOp::kHardSigmoid, "alpha", 0.2f, "beta", 0.5f));
+  const std::pair<const char*, BinaryOp> binary[] = {
+      {"Add", BinaryOp::kAdd}, {"Sub", BinaryOp::kSub}, {"Mul", BinaryOp::kMul}, {"Div", BinaryOp::kDiv},
+      {"Pow", BinaryOp::kPow},
+  };
+  for (const auto& [name, op] : binary) lowering.Add(name, LowerBinary(op, 7));
+  lowering.Add("Max", LowerBinary(BinaryOp::kMax, 8));
+  lowering.Add("Min", LowerBinary(BinaryOp::kMin, 8));
+  lowering.Add("Softmax", LowerSoftmax(false));
+  lowering.Add("LogSoftmax", LowerSoftmax(true));
+  lowering.Add("Transpose", LowerTranspose);
+  lowering.Add("Gather", LowerGather);
+  lowering.Add("Concat", LowerConcat);
+  lowering.Add("RMSNormalization", LowerRmsNorm);
+  lowering.Add("RotaryEmbedding", LowerRotary);
+  lowering.Add("TensorScatter", LowerTensorScatter);
+  AddViewLowerings(lowering);
+}
+
+const Lowering& CudaLowering() {
+  static const Lowering* lowering = [] {
+    auto* table = new Lowering;
+    AddKernelLowerings(*table);
+    AddMatMulLowerings(*table);
+    return table;
+  }();
+  return *lowering;
+}
+
+}  // namespace parity::adapters::cuda

@@ -1,0 +1,238 @@
+// The CUDA adapter's decisions, checked without a device: which nodes its
+// lowering claims and the reason it gives for the others; how MatMul and
+// Gemm map onto one cuBLASLt call (run here through a host emulation of
+// that call against the reference); and the cuBLASLt descriptors of those
+// calls, which cuBLASLt makes without a GPU.
+#include <gtest/gtest.h>
+
+#include "adapters/cuda/cublaslt.h"
+#include "adapters/cuda/lowerings.h"
+#include "adapters/cuda/strided_views.h"
+#include "adapters/device/partition.h"
+#include "reference/eval/evaluator.h"
+#include "reference/model/text_syntax.h"
+#include "reference/ops/node_runner.h"
+#include "reference/ops/reference_registry.h"
+
+namespace parity::adapters::cuda {
+namespace {
+
+LoadedModel Parse(const char* text) {
+  StatusOr<onnx::ModelProto> proto = ParseModelText(text);
+  EXPECT_TRUE(proto.ok()) << proto.status().ToString();
+  return LoadedModel{std::make_shared<onnx::ModelProto>(*proto), "test model", ""};
+}
+
+const PlacedNode* Find(const Partition& partition, const std::string& name) {
+  for (const PlacedNode& node : partition.nodes) {
+    if (node.name == name) return &node;
+  }
+  return nullptr;
+}
+
+constexpr const char* kDecoderBits = R"(
+  <ir_version: 10, opset_import: ["" : 23]>
+  g (float16[2, 8] x, float16[8, 4] w, float16[8] scale, int64[2] ids, bfloat16[2, 4] b16) => (float16[2, 4] y, int64[2] n, bfloat16[4, 2] t, float[2] d) {
+    normed = RMSNormalization <axis: int = -1> (x, scale)
+    h = MatMul (normed, w)
+    y = Softmax <axis: int = -1> (h)
+    n = Add (ids, ids)
+    t = Transpose <perm: ints = [1, 0]> (b16)
+    shape = Shape (x)
+    d = Cast <to: int = 1> (shape)
+  })";
+
+TEST(CudaLoweringTest, ClaimsItsOperatorsInTheirTypesAndNamesWhyTheRestFallBack) {
+  StatusOr<Partition> partition = PartitionModel(Parse(kDecoderBits), CudaLowering(), "cuda");
+  ASSERT_TRUE(partition.ok()) << partition.status().ToString();
+  ASSERT_EQ(partition->nodes.size(), 7u);
+  EXPECT_EQ(Find(*partition, "RMSNormalization#0")->device, "cuda");
+  EXPECT_EQ(Find(*partition, "Softmax#2")->device, "cuda");
+  EXPECT_EQ(Find(*partition, "Transpose#4")->device, "cuda");
+  // MatMul is claimed where cuBLASLt can be opened, and says why not elsewhere.
+  const PlacedNode* matmul = Find(*partition, "MatMul#1");
+  if (LoadCublasLt().ok()) {
+    EXPECT_EQ(matmul->device, "cuda") << matmul->reason;
+  } else {
+    EXPECT_EQ(matmul->device, kFallbackDevice);
+    EXPECT_NE(matmul->reason.find("libcublasLt.so.13"), std::string::npos) << matmul->reason;
+  }
+  // Integer arithmetic (a model's shape computations) stays on the host.
+  const PlacedNode* add = Find(*partition, "Add#3");
+  EXPECT_EQ(add->device, kFallbackDevice);
+  EXPECT_NE(add->reason.find("int64 data"), std::string::npos) << add->reason;
+  EXPECT_EQ(Find(*partition, "Shape#5")->device, kFallbackDevice);
+  EXPECT_NE(Find(*partition, "Shape#5")->reason.find("Shape"), std::string::npos);
+  EXPECT_EQ(Find(*partition, "Cast#6")->device, kFallbackDevice);
+}
+
+TEST(CudaLoweringTest, RefusesWhatItsKernelsDoNotComputeAsTheOperatorSays) {
+  StatusOr<Partition> partition = PartitionModel(Parse(R"(
+    <ir_version: 10, opset_import: ["" : 23]>
+    g (float[4] x, float[4] y, float[4] z) => (float[4] a, float[4] b, float[4] c, float[4] d) {
+      a = Max (x, y, z)
+      b = Gelu <approximate: string = "sigmoid"> (x)
+      c = RMSNormalization <stash_type: int = 11> (x, y)
+      d = Pow (x, y)
+    })"),
+                                                 CudaLowering(), "cuda");
+  ASSERT_TRUE(partition.ok()) << partition.status().ToString();
+  EXPECT_EQ(partition->nodes[0].device, kFallbackDevice);
+  EXPECT_NE(partition->nodes[0].reason.find("3 inputs"), std::string::npos) << partition->nodes[0].reason;
+  EXPECT_NE(partition->nodes[1].reason.find("approximate='sigmoid'"), std::string::npos) << partition->nodes[1].reason;
+  EXPECT_NE(partition->nodes[2].reason.find("stash_type 11"), std::string::npos) << partition->nodes[2].reason;
+  EXPECT_EQ(partition->nodes[3].device, "cuda");
+}
+
+TEST(CudaLoweringTest, AClaimedNodeWithoutADeviceFailsNamingTheNodeAndWhatIsMissing) {
+  if (CudaContext::Get().ok()) GTEST_SKIP() << "a GPU is present: the node runs";
+  StatusOr<Partition> partition = PartitionModel(Parse(R"(
+    <ir_version: 10, opset_import: ["" : 23]>
+    g (float[3] x) => (float[3] y) {
+      y = Relu (x)
+    })"),
+                                                 CudaLowering(), "cuda");
+  ASSERT_TRUE(partition.ok()) << partition.status().ToString();
+  EvalOptions options;
+  options.node_kernels = &partition->kernels;
+  StatusOr<std::unique_ptr<Evaluator>> evaluator = Evaluator::Create(partition->model, WithReferenceKernels(options));
+  ASSERT_TRUE(evaluator.ok()) << evaluator.status().ToString();
+  StatusOr<std::vector<Value>> out =
+      (*evaluator)->Run({Value::FromTensor(*Tensor::FromDoubles(DataType::kFloat, {3}, {1, -2, 3}))});
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("Relu"), std::string::npos) << out.status().ToString();
+  EXPECT_NE(out.status().message().find(CudaContext::Get().status().message()), std::string::npos)
+      << out.status().ToString();
+}
+
+// --- MatMul and Gemm as one cuBLASLt call ---------------------------------
+
+// cuBLASLt's strided-batched call as its documentation defines it, on the
+// host in double: out = alpha * op(first) · op(second) + beta * out, each
+// operand column-major (element (r, c) at r + c * ld), op transposing it
+// when its layout says so.
+void EmulateLt(const MatMulGeometry& g, const std::vector<double>& first, const std::vector<double>& second,
+               double alpha, double beta, std::vector<double>& out) {
+  auto at = [](const LtOperand& o, const std::vector<double>& data, int64_t batch, int64_t r, int64_t c) {
+    // op(X)(r, c) is X(c, r) when transposed.
+    return o.transposed ? data[static_cast<size_t>(batch * o.batch_stride + c + r * o.ld)]
+                        : data[static_cast<size_t>(batch * o.batch_stride + r + c * o.ld)];
+  };
+  for (int64_t p = 0; p < g.batch; ++p) {
+    for (int64_t i = 0; i < g.m; ++i) {
+      for (int64_t j = 0; j < g.n; ++j) {
+        double sum = 0;
+        for (int64_t k = 0; k < g.k; ++k) sum += at(g.first, first, p, i, k) * at(g.second, second, p, k, j);
+        double& y = out[static_cast<size_t>(p * g.out.batch_stride + i + j * g.out.ld)];
+        y = alpha * sum + beta * y;
+      }
+    }
+  }
+}
+
+// The elements of `t`, expanded along `dims` when the geometry says so (the
+// run's batch expansion).
+std::vector<double> Operand(const Tensor& t, const std::optional<Shape>& dims) {
+  if (!dims) return t.ToDoubles();
+  const StridedView view = BroadcastView(t.shape(), *dims);
+  std::vector<double> out(static_cast<size_t>(*ElementCount(*dims)));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = t.GetDouble(StridedOffset(static_cast<int64_t>(i), view));
+  return out;
+}
+
+Tensor Counting(Shape shape, double step) {
+  std::vector<double> values(static_cast<size_t>(*ElementCount(shape)));
+  for (size_t i = 0; i < values.size(); ++i) values[i] = step * static_cast<double>((i * 7) % 11) - 0.5;
+  return *Tensor::FromDoubles(DataType::kFloat, shape, values);
+}
+
+void ExpectSame(const std::vector<double>& got, const Tensor& want, const std::string& what) {
+  ASSERT_EQ(static_cast<int64_t>(got.size()), want.size()) << what;
+  for (int64_t i = 0; i < want.size(); ++i) {
+    EXPECT_NEAR(got[static_cast<size_t>(i)], want.GetDouble(i), 1e-5 * (1 + std::fabs(want.GetDouble(i))))
+        << what << " element " << i;
+  }
+}
+
+TEST(CudaMatMulGeometryTest, OneLtCallComputesMatMulForEveryBatchShape) {
+  const std::pair<Shape, Shape> cases[] = {
+      {{3, 4}, {4, 5}},       {{2, 3, 4}, {4, 5}},       {{4}, {2, 4, 5}},          {{2, 3, 4}, {4}},
+      {{4}, {4}},             {{1, 3, 4}, {2, 4, 5}},    {{2, 1, 3, 4}, {1, 5, 4, 2}}, {{3, 2, 1, 4}, {2, 4, 6}},
+  };
+  for (const auto& [a_shape, b_shape] : cases) {
+    const Tensor a = Counting(a_shape, 0.25), b = Counting(b_shape, 0.5);
+    StatusOr<Tensor> want = NodeRunner("MatMul").Opset(13).Input(a).Input(b).RunOne();
+    ASSERT_TRUE(want.ok()) << want.status().ToString();
+    StatusOr<MatMulGeometry> g = MatMulGeometryOf(a_shape, b_shape);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    const std::string what = StrCat(ShapeToString(a_shape), " x ", ShapeToString(b_shape), ": ", g->Text());
+    EXPECT_EQ(g->out_dims, want->shape()) << what;
+    std::vector<double> out(static_cast<size_t>(want->size()), 0.0);
+    EmulateLt(*g, Operand(b, g->expand_b), Operand(a, g->expand_a), 1, 0, out);
+    ExpectSame(out, *want, what);
+  }
+  EXPECT_FALSE(MatMulGeometryOf({2, 3}, {4, 5}).ok());
+  EXPECT_FALSE(MatMulGeometryOf({2, 3, 4}, {3, 4, 5}).ok());
+  EXPECT_FALSE(MatMulGeometryOf({}, {4}).ok());
+}
+
+TEST(CudaMatMulGeometryTest, OneLtCallComputesGemmWithTransposesAndC) {
+  struct Case {
+    bool trans_a, trans_b;
+    Shape c;
+    float alpha, beta;
+  };
+  const Case cases[] = {{false, false, {5}, 1, 1},     {true, false, {3, 5}, 0.5f, 2},
+                        {false, true, {3, 1}, 1, 0.25f}, {true, true, {}, 2, 1},
+                        {false, false, {1, 5}, 1, 1}};
+  for (const Case& c : cases) {
+    const Shape a_shape = c.trans_a ? Shape{4, 3} : Shape{3, 4};
+    const Shape b_shape = c.trans_b ? Shape{5, 4} : Shape{4, 5};
+    const Tensor a = Counting(a_shape, 0.25), b = Counting(b_shape, 0.5), bias = Counting(c.c, 1.0);
+    StatusOr<Tensor> want = NodeRunner("Gemm")
+                                .Opset(13)
+                                .Attr("transA", int64_t{c.trans_a})
+                                .Attr("transB", int64_t{c.trans_b})
+                                .Attr("alpha", c.alpha)
+                                .Attr("beta", c.beta)
+                                .Input(a)
+                                .Input(b)
+                                .Input(bias)
+                                .RunOne();
+    ASSERT_TRUE(want.ok()) << want.status().ToString();
+    StatusOr<MatMulGeometry> g = GemmGeometryOf(a_shape, b_shape, c.trans_a, c.trans_b);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    // C broadcast into the output first (the run's path for C that is not a row with beta 1).
+    std::vector<double> out = Operand(bias, g->out_dims);
+    EmulateLt(*g, b.ToDoubles(), a.ToDoubles(), c.alpha, c.beta, out);
+    ExpectSame(out, *want, StrCat("Gemm ", c.trans_a, c.trans_b, " C ", ShapeToString(c.c)));
+  }
+  EXPECT_FALSE(GemmGeometryOf({3, 4}, {5, 4}, false, false).ok());
+}
+
+TEST(CudaMatMulGeometryTest, CublasLtMakesTheDescriptorsOfEveryCallWithoutADevice) {
+  StatusOr<const CublasLt*> lt = LoadCublasLt();
+  if (!lt.ok()) GTEST_SKIP() << lt.status().ToString();
+  const std::pair<Shape, Shape> shapes[] = {{{3, 4}, {4, 5}}, {{2, 3, 4}, {4, 5}}, {{2, 1, 3, 4}, {1, 5, 4, 2}}};
+  for (DataType type : {DataType::kFloat, DataType::kFloat16, DataType::kBfloat16}) {
+    for (const auto& [a, b] : shapes) {
+      StatusOr<MatMulGeometry> g = MatMulGeometryOf(a, b);
+      ASSERT_TRUE(g.ok());
+      StatusOr<std::unique_ptr<LtDescriptors>> made = LtDescriptors::Make(**lt, *g, type, Epilogue::kNone);
+      ASSERT_TRUE(made.ok()) << made.status().ToString();
+      EXPECT_NE((*made)->matmul, nullptr);
+      EXPECT_NE((*made)->out, nullptr);
+    }
+    StatusOr<MatMulGeometry> gemm = GemmGeometryOf({4, 3}, {5, 4}, true, true);
+    ASSERT_TRUE(gemm.ok());
+    StatusOr<std::unique_ptr<LtDescriptors>> biased = LtDescriptors::Make(**lt, *gemm, type, Epilogue::kBias);
+    EXPECT_TRUE(biased.ok()) << biased.status().ToString();
+  }
+  StatusOr<MatMulGeometry> g = MatMulGeometryOf({3, 4}, {4, 5});
+  StatusOr<std::unique_ptr<LtDescriptors>> refused = LtDescriptors::Make(**lt, *g, DataType::kInt32, Epilogue::kNone);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("int32"), std::string::npos) << refused.status().ToString();
+}
+
+}  // namespace
+}  // namespace parity::adapters::cuda

@@ -1,0 +1,32 @@
+// The CUDA adapter's lowering table, one Add*Lowerings per family, and the
+// pieces every family's nodes share.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "adapters/cuda/cuda_context.h"
+#include "adapters/device/lowering.h"
+
+namespace parity::adapters::cuda {
+
+void AddKernelLowerings(Lowering& lowering);  // lowering.cc: the adapter's own kernels (kernels.cu)
+void AddMatMulLowerings(Lowering& lowering);  // matmul.cc: MatMul and Gemm on cuBLASLt
+
+// Every family's entries; built on first use.
+const Lowering& CudaLowering();
+
+// A lowered node's device: the process's context, or the error that names
+// why there is none (the node was claimed on a machine without a GPU, as
+// the device-free tests do; a session is refused there before it lowers).
+StatusOr<CudaContext*> NodeContext(const KernelContext& ctx);
+
+// An error naming the node and the CUDA error of a launch or runtime call
+// (`code` is a cudaError_t); Ok for 0.
+Status Launched(const KernelContext& ctx, int code, std::string_view what);
+
+// The element type a claim needs: float32, float16 or bfloat16, known
+// before the run; else NotLowered naming what was found.
+StatusOr<KType> RequireKernelType(const NodeView& view, int input);
+
+}  // namespace parity::adapters::cuda

@@ -1,0 +1,456 @@
+// MatMul and Gemm on cuBLASLt (matmul_geometry.h says how a row-major
+// product becomes one column-major strided-batched call), in float32,
+// float16 and bfloat16, accumulating in float32. Gemm's C is added by
+// cuBLASLt's bias epilogue when it is one row of N values and beta is 1;
+// otherwise C is broadcast into the output first and added with beta.
+//
+// A plan (descriptors and the algorithm cuBLASLt's heuristic picks) is made
+// per input shapes: at session creation when the shapes are static (the
+// load-time cost, reported as compile time), else at the first run of
+// those shapes.
+#include <dlfcn.h>
+
+#include <cuda_runtime_api.h>
+
+#include <map>
+
+#include "adapters/cuda/cublaslt.h"
+#include "adapters/cuda/kernels.h"
+#include "adapters/cuda/lowerings.h"
+#include "adapters/cuda/strided_views.h"
+#include "adapters/device/driver_symbols.h"
+
+namespace parity::adapters::cuda {
+
+// --- Geometry ---------------------------------------------------------------
+
+std::string MatMulGeometry::Text() const {
+  auto operand = [](const LtOperand& o) {
+    return StrCat(o.rows, "x", o.cols, " ld ", o.ld, o.transposed ? " T" : "", " stride ", o.batch_stride);
+  };
+  return StrCat("m=", m, " n=", n, " k=", k, " batch=", batch, "; first ", operand(first), "; second ",
+                operand(second), "; out ", operand(out));
+}
+
+namespace {
+
+int64_t Product(const Shape& dims) {
+  int64_t p = 1;
+  for (int64_t d : dims) p *= d;
+  return p;
+}
+
+// The batch stride of an operand with batch dims `dims` read along the
+// output's `batch` dims, or nullopt when it needs expanding first.
+std::optional<int64_t> BatchStride(const Shape& dims, const Shape& batch, int64_t matrix) {
+  if (Product(dims) == 1) return 0;
+  Shape padded(batch.size() - dims.size(), 1);
+  padded.insert(padded.end(), dims.begin(), dims.end());
+  if (padded == batch) return matrix;
+  return std::nullopt;
+}
+
+}  // namespace
+
+StatusOr<MatMulGeometry> MatMulGeometryOf(const Shape& a_in, const Shape& b_in) {
+  if (a_in.empty() || b_in.empty()) return InvalidArgument("MatMul of a scalar");
+  const Shape a = a_in.size() == 1 ? Shape{1, a_in[0]} : a_in;
+  const Shape b = b_in.size() == 1 ? Shape{b_in[0], 1} : b_in;
+  const int64_t m = a[a.size() - 2], k = a[a.size() - 1], n = b[b.size() - 1];
+  if (b[b.size() - 2] != k) {
+    return InvalidArgument("MatMul of ", ShapeToString(a_in), " and ", ShapeToString(b_in),
+                           ": inner dims ", k, " and ", b[b.size() - 2], " differ");
+  }
+  const Shape a_batch(a.begin(), a.end() - 2), b_batch(b.begin(), b.end() - 2);
+  Shape batch(std::max(a_batch.size(), b_batch.size()));
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const size_t ia = i + a_batch.size(), ib = i + b_batch.size();
+    const int64_t da = ia < batch.size() ? 1 : a_batch[ia - batch.size()];
+    const int64_t db = ib < batch.size() ? 1 : b_batch[ib - batch.size()];
+    if (da != db && da != 1 && db != 1) {
+      return InvalidArgument("MatMul of ", ShapeToString(a_in), " and ", ShapeToString(b_in),
+                             ": batch dims do not broadcast");
+    }
+    batch[i] = da == 1 ? db : da;
+  }
+  MatMulGeometry g;
+  g.m = n, g.n = m, g.k = k;
+  g.batch = Product(batch);
+  std::optional<int64_t> a_stride = BatchStride(a_batch, batch, m * k);
+  std::optional<int64_t> b_stride = BatchStride(b_batch, batch, k * n);
+  if (!a_stride) {
+    g.expand_a = batch, g.expand_a->push_back(m), g.expand_a->push_back(k);
+    a_stride = m * k;
+  }
+  if (!b_stride) {
+    g.expand_b = batch, g.expand_b->push_back(k), g.expand_b->push_back(n);
+    b_stride = k * n;
+  }
+  g.first = {n, k, n, false, *b_stride};
+  g.second = {k, m, k, false, *a_stride};
+  g.out = {n, m, n, false, m * n};
+  g.out_dims = batch;
+  if (a_in.size() > 1) g.out_dims.push_back(m);
+  if (b_in.size() > 1) g.out_dims.push_back(n);
+  return g;
+}
+
+StatusOr<MatMulGeometry> GemmGeometryOf(const Shape& a, const Shape& b, bool trans_a, bool trans_b) {
+  if (a.size() != 2 || b.size() != 2) {
+    return InvalidArgument("Gemm of ", ShapeToString(a), " and ", ShapeToString(b), ": both must be 2-D");
+  }
+  const int64_t m = trans_a ? a[1] : a[0], k = trans_a ? a[0] : a[1];
+  const int64_t kb = trans_b ? b[1] : b[0], n = trans_b ? b[0] : b[1];
+  if (k != kb) {
+    return InvalidArgument("Gemm of ", ShapeToString(a), trans_a ? "ᵀ" : "", " and ", ShapeToString(b),
+                           trans_b ? "ᵀ" : "", ": inner dims ", k, " and ", kb, " differ");
+  }
+  MatMulGeometry g;
+  g.m = n, g.n = m, g.k = k;
+  // B's bytes, column-major, are [N, K] with ld N (B row-major [K, N]) or,
+  // with trans_b, [K, N] with ld K, read transposed.
+  g.first = trans_b ? LtOperand{k, n, k, true, 0} : LtOperand{n, k, n, false, 0};
+  g.second = trans_a ? LtOperand{m, k, m, true, 0} : LtOperand{k, m, k, false, 0};
+  g.out = {n, m, n, false, 0};
+  g.out_dims = {m, n};
+  return g;
+}
+
+// --- cuBLASLt ---------------------------------------------------------------
+
+std::string CublasLt::StatusText(cublasStatus_t status) const {
+  if (status == CUBLAS_STATUS_SUCCESS) return "";
+  return StrCat(GetStatusName ? GetStatusName(status) : "cublasStatus_t", " (", static_cast<int>(status), ")");
+}
+
+StatusOr<const CublasLt*> LoadCublasLt() {
+  static const StatusOr<const CublasLt*> loaded = []() -> StatusOr<const CublasLt*> {
+    constexpr const char* kLibrary = "libcublasLt.so.13";
+    void* library = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);  // kept for the process's life
+    if (!library) return Status(StatusCode::kUnavailable, StrCat(kLibrary, " could not be opened: ", dlerror()));
+    auto* lt = new CublasLt;
+    std::string missing;
+    BindSymbol(library, "cublasLtCreate", &lt->Create, &missing);
+    BindSymbol(library, "cublasLtGetVersion", &lt->GetVersion, &missing);
+    BindSymbol(library, "cublasLtGetStatusName", &lt->GetStatusName, &missing);
+    BindSymbol(library, "cublasLtMatmulDescCreate", &lt->MatmulDescCreate, &missing);
+    BindSymbol(library, "cublasLtMatmulDescDestroy", &lt->MatmulDescDestroy, &missing);
+    BindSymbol(library, "cublasLtMatmulDescSetAttribute", &lt->MatmulDescSetAttribute, &missing);
+    BindSymbol(library, "cublasLtMatrixLayoutCreate", &lt->MatrixLayoutCreate, &missing);
+    BindSymbol(library, "cublasLtMatrixLayoutDestroy", &lt->MatrixLayoutDestroy, &missing);
+    BindSymbol(library, "cublasLtMatrixLayoutSetAttribute", &lt->MatrixLayoutSetAttribute, &missing);
+    BindSymbol(library, "cublasLtMatmulPreferenceCreate", &lt->MatmulPreferenceCreate, &missing);
+    BindSymbol(library, "cublasLtMatmulPreferenceDestroy", &lt->MatmulPreferenceDestroy, &missing);
+    BindSymbol(library, "cublasLtMatmulPreferenceSetAttribute", &lt->MatmulPreferenceSetAttribute, &missing);
+    BindSymbol(library, "cublasLtMatmulAlgoGetHeuristic", &lt->MatmulAlgoGetHeuristic, &missing);
+    BindSymbol(library, "cublasLtMatmul", &lt->Matmul, &missing);
+    if (!missing.empty()) {
+      delete lt;
+      return Status(StatusCode::kUnavailable, StrCat(kLibrary, " lacks ", missing));
+    }
+    return static_cast<const CublasLt*>(lt);
+  }();
+  return loaded;
+}
+
+LtDescriptors::~LtDescriptors() {
+  if (!lt_) return;
+  if (matmul) lt_->MatmulDescDestroy(matmul);
+  for (cublasLtMatrixLayout_t layout : {first, second, out}) {
+    if (layout) lt_->MatrixLayoutDestroy(layout);
+  }
+}
+
+namespace {
+
+std::optional<cudaDataType_t> LtType(DataType type) {
+  switch (type) {
+    case DataType::kFloat: return CUDA_R_32F;
+    case DataType::kFloat16: return CUDA_R_16F;
+    case DataType::kBfloat16: return CUDA_R_16BF;
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<LtDescriptors>> LtDescriptors::Make(const CublasLt& lt, const MatMulGeometry& g,
+                                                             DataType type, Epilogue epilogue) {
+  const std::optional<cudaDataType_t> element = LtType(type);
+  if (!element) return InvalidArgument("cuBLASLt is not given ", DataTypeName(type), " data here");
+  auto made = std::make_unique<LtDescriptors>();
+  made->lt_ = &lt;
+  auto check = [&](cublasStatus_t status, std::string_view what) -> Status {
+    if (status == CUBLAS_STATUS_SUCCESS) return Status::Ok();
+    return Status(StatusCode::kInternal, StrCat("cuBLASLt refused ", what, " for ", g.Text(), ": ", lt.StatusText(status)));
+  };
+  PARITY_RETURN_IF_ERROR(check(lt.MatmulDescCreate(&made->matmul, CUBLAS_COMPUTE_32F, CUDA_R_32F), "the matmul"));
+  const cublasOperation_t trans_first = g.first.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t trans_second = g.second.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  PARITY_RETURN_IF_ERROR(check(lt.MatmulDescSetAttribute(made->matmul, CUBLASLT_MATMUL_DESC_TRANSA, &trans_first,
+                                                         sizeof(trans_first)),
+                               "transa"));
+  PARITY_RETURN_IF_ERROR(check(lt.MatmulDescSetAttribute(made->matmul, CUBLASLT_MATMUL_DESC_TRANSB, &trans_second,
+                                                         sizeof(trans_second)),
+                               "transb"));
+  if (epilogue == Epilogue::kBias) {
+    const cublasLtEpilogue_t bias = CUBLASLT_EPILOGUE_BIAS;
+    PARITY_RETURN_IF_ERROR(
+        check(lt.MatmulDescSetAttribute(made->matmul, CUBLASLT_MATMUL_DESC_EPILOGUE, &bias, sizeof(bias)), "the bias"));
+    const cudaDataType_t bias_type = *element;
+    PARITY_RETURN_IF_ERROR(check(lt.MatmulDescSetAttribute(made->matmul, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                                                           &bias_type, sizeof(bias_type)),
+                                 "the bias type"));
+  }
+  auto layout = [&](const LtOperand& o, cublasLtMatrixLayout_t* out, std::string_view what) -> Status {
+    PARITY_RETURN_IF_ERROR(check(lt.MatrixLayoutCreate(out, *element, static_cast<uint64_t>(o.rows),
+                                                       static_cast<uint64_t>(o.cols), o.ld),
+                                 what));
+    if (g.batch > 1) {
+      const auto count = static_cast<int32_t>(g.batch);
+      PARITY_RETURN_IF_ERROR(
+          check(lt.MatrixLayoutSetAttribute(*out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)), what));
+      const int64_t stride = o.batch_stride;
+      PARITY_RETURN_IF_ERROR(check(
+          lt.MatrixLayoutSetAttribute(*out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)),
+          what));
+    }
+    return Status::Ok();
+  };
+  if (g.batch > INT32_MAX) return InvalidArgument("a batch of ", g.batch, " matrices (cuBLASLt counts in int32)");
+  PARITY_RETURN_IF_ERROR(layout(g.first, &made->first, "the first operand's layout"));
+  PARITY_RETURN_IF_ERROR(layout(g.second, &made->second, "the second operand's layout"));
+  PARITY_RETURN_IF_ERROR(layout(g.out, &made->out, "the output's layout"));
+  return made;
+}
+
+namespace {
+
+constexpr size_t kWorkspaceBytes = size_t{32} << 20;
+
+// The process's cuBLASLt handle and workspace, made with the context.
+struct LtDevice {
+  const CublasLt* lt = nullptr;
+  cublasLtHandle_t handle = nullptr;
+  std::shared_ptr<DeviceBuffer> workspace;
+};
+
+StatusOr<const LtDevice*> GetLtDevice(CudaContext& cuda) {
+  static const StatusOr<const LtDevice*> made = [&]() -> StatusOr<const LtDevice*> {
+    PARITY_ASSIGN_OR_RETURN(const CublasLt* lt, LoadCublasLt());
+    auto* device = new LtDevice;
+    device->lt = lt;
+    if (const cublasStatus_t s = lt->Create(&device->handle); s != CUBLAS_STATUS_SUCCESS) {
+      delete device;
+      return Status(StatusCode::kUnavailable, StrCat("cublasLtCreate: ", lt->StatusText(s)));
+    }
+    PARITY_ASSIGN_OR_RETURN(device->workspace, cuda.Allocate(kWorkspaceBytes));
+    return static_cast<const LtDevice*>(device);
+  }();
+  return made;
+}
+
+struct MatMulPlan {
+  MatMulGeometry geometry;
+  std::unique_ptr<LtDescriptors> descriptors;
+  cublasLtMatmulAlgo_t algorithm{};
+};
+
+StatusOr<MatMulPlan> MakePlan(CudaContext& cuda, const MatMulGeometry& geometry, DataType type, Epilogue epilogue) {
+  PARITY_ASSIGN_OR_RETURN(const LtDevice* device, GetLtDevice(cuda));
+  const CublasLt& lt = *device->lt;
+  MatMulPlan plan;
+  plan.geometry = geometry;
+  PARITY_ASSIGN_OR_RETURN(plan.descriptors, LtDescriptors::Make(lt, geometry, type, epilogue));
+  cublasLtMatmulPreference_t preference = nullptr;
+  if (const cublasStatus_t s = lt.MatmulPreferenceCreate(&preference); s != CUBLAS_STATUS_SUCCESS) {
+    return Status(StatusCode::kInternal, StrCat("cublasLtMatmulPreferenceCreate: ", lt.StatusText(s)));
+  }
+  const uint64_t workspace = kWorkspaceBytes;
+  lt.MatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  const LtDescriptors& d = *plan.descriptors;
+  const cublasStatus_t s = lt.MatmulAlgoGetHeuristic(device->handle, d.matmul, d.first, d.second, d.out, d.out,
+                                                     preference, 1, &result, &found);
+  lt.MatmulPreferenceDestroy(preference);
+  if (s != CUBLAS_STATUS_SUCCESS || found == 0) {
+    return Status(StatusCode::kUnimplemented,
+                  StrCat("cuBLASLt has no algorithm for ", DataTypeName(type), " ", geometry.Text(),
+                         s == CUBLAS_STATUS_SUCCESS ? "" : StrCat(": ", lt.StatusText(s))));
+  }
+  plan.algorithm = result.algo;
+  return plan;
+}
+
+// An operand's batch made full (matmul_geometry.h, expand_*): its elements
+// read along `dims` by broadcasting into a new buffer.
+StatusOr<std::shared_ptr<DeviceBuffer>> Expanded(CudaContext& cuda, const KernelContext& ctx, const Tensor& t,
+                                                 const void* data, const Shape& dims) {
+  if (dims.size() > static_cast<size_t>(kMaxRank)) return ctx.Error("rank ", dims.size(), " is over the kernels' ", kMaxRank);
+  const StridedView view = BroadcastView(t.shape(), dims);
+  const int64_t n = Product(dims);
+  PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> out,
+                          cuda.Allocate(static_cast<size_t>(n) * StorageSize(t.dtype())));
+  PARITY_RETURN_IF_ERROR(Launched(
+      ctx, LaunchStridedCopy(static_cast<int>(StorageSize(t.dtype())), data, view, out->data(), n, cuda.stream()),
+      "batch expansion"));
+  return out;
+}
+
+// MatMul and Gemm: one cuBLASLt call over the plan of the inputs' shapes.
+class LtMatMulNode final : public LoweredNode {
+ public:
+  // Gemm when `gemm`: its transposes, alpha, beta.
+  LtMatMulNode(DataType type, bool gemm, bool trans_a, bool trans_b, float alpha, float beta)
+      : type_(type), gemm_(gemm), trans_a_(trans_a), trans_b_(trans_b), alpha_(alpha), beta_(beta) {}
+
+  bool deferred() const override { return plans_.empty(); }
+
+  // The plan of static shapes, made at session creation.
+  Status Prepare(const NodeView& view) {
+    std::vector<Shape> shapes;
+    for (int i = 0; i < view.input_count(); ++i) {
+      if (!view.has_input(i)) continue;
+      const std::vector<int64_t>* dims = view.input_dims(i);
+      if (!dims) return Status::Ok();  // made at the first run
+      shapes.push_back(*dims);
+    }
+    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, CudaContext::Get());
+    return Find(*cuda, shapes).status();
+  }
+
+  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
+    for (size_t i = 0; i < ctx.input_count(); ++i) {
+      if (ctx.has_input(i) && !ctx.input(i).is_tensor()) return ctx.Error("input ", i, " is not a tensor");
+    }
+    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+    std::vector<Shape> shapes;
+    for (size_t i = 0; i < ctx.input_count(); ++i) {
+      if (ctx.has_input(i)) shapes.push_back(ctx.tensor(i).shape());
+    }
+    for (size_t i = 0; i < ctx.input_count(); ++i) {
+      if (ctx.has_input(i) && ctx.tensor(i).dtype() != type_) {
+        return ctx.Error("input ", i, " is ", ctx.tensor(i).Description(), ", not ", DataTypeName(type_));
+      }
+    }
+    StatusOr<const MatMulPlan*> found = Find(*cuda, shapes);
+    if (!found.ok()) return found.status().WithContext(graph::DescribeNode(ctx.node()));
+    const MatMulPlan& plan = **found;
+    const MatMulGeometry& g = plan.geometry;
+    const Tensor& a = ctx.tensor(0);
+    const Tensor& b = ctx.tensor(1);
+    PARITY_ASSIGN_OR_RETURN(const void* a_data, cuda->DeviceData(a));
+    PARITY_ASSIGN_OR_RETURN(const void* b_data, cuda->DeviceData(b));
+    std::shared_ptr<DeviceBuffer> a_full, b_full;
+    if (g.expand_a) {
+      PARITY_ASSIGN_OR_RETURN(a_full, Expanded(*cuda, ctx, a, a_data, *g.expand_a));
+      a_data = a_full->data();
+    }
+    if (g.expand_b) {
+      PARITY_ASSIGN_OR_RETURN(b_full, Expanded(*cuda, ctx, b, b_data, *g.expand_b));
+      b_data = b_full->data();
+    }
+    const int64_t n = Product(g.out_dims);
+    const size_t element = StorageSize(type_);
+    PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> out, cuda->Allocate(static_cast<size_t>(n) * element));
+    float beta = 0;
+    const bool has_c = gemm_ && ctx.has_input(2) && beta_ != 0;
+    if (has_c && !BiasEpilogue(ctx.tensor(2).shape(), g)) {
+      // C broadcast into the output, which cuBLASLt reads as C and writes as D.
+      PARITY_ASSIGN_OR_RETURN(const void* c_data, cuda->DeviceData(ctx.tensor(2)));
+      Shape c_dims = ctx.tensor(2).shape();
+      for (size_t i = 0; i < c_dims.size(); ++i) {
+        const size_t at = i + g.out_dims.size() - c_dims.size();
+        if (c_dims.size() > g.out_dims.size() || (c_dims[i] != 1 && c_dims[i] != g.out_dims[at])) {
+          return ctx.Error("C ", ctx.tensor(2).Description(), " does not broadcast to ", ShapeToString(g.out_dims));
+        }
+      }
+      PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> c_full,
+                              Expanded(*cuda, ctx, ctx.tensor(2), c_data, g.out_dims));
+      if (n > 0) {
+        PARITY_RETURN_IF_ERROR(Launched(ctx,
+                                        cudaMemcpyAsync(out->data(), c_full->data(), static_cast<size_t>(n) * element,
+                                                        cudaMemcpyDeviceToDevice,
+                                                        static_cast<cudaStream_t>(cuda->stream())),
+                                        "C copy"));
+      }
+      beta = beta_;
+    } else if (has_c) {
+      PARITY_ASSIGN_OR_RETURN(const void* bias, cuda->DeviceData(ctx.tensor(2)));
+      const LtDescriptors& d = *plan.descriptors;
+      const cublasStatus_t s = lt_->MatmulDescSetAttribute(d.matmul, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                                           sizeof(bias));
+      if (s != CUBLAS_STATUS_SUCCESS) return ctx.Error("cuBLASLt refused the bias pointer: ", lt_->StatusText(s));
+    }
+    if (n > 0 && g.k == 0 && beta == 0) {
+      // An empty sum: cuBLASLt is not asked to multiply nothing.
+      PARITY_RETURN_IF_ERROR(Launched(
+          ctx, cudaMemsetAsync(out->data(), 0, static_cast<size_t>(n) * element, static_cast<cudaStream_t>(cuda->stream())),
+          "zero fill"));
+    } else if (n > 0 && g.k > 0) {
+      const LtDescriptors& d = *plan.descriptors;
+      const float alpha = gemm_ ? alpha_ : 1.0f;
+      PARITY_ASSIGN_OR_RETURN(const LtDevice* device, GetLtDevice(*cuda));
+      const cublasStatus_t s =
+          lt_->Matmul(device->handle, d.matmul, &alpha, b_data, d.first, a_data, d.second, &beta, out->data(), d.out,
+                      out->data(), d.out, &plan.algorithm, device->workspace->data(), kWorkspaceBytes,
+                      static_cast<cudaStream_t>(cuda->stream()));
+      if (s != CUBLAS_STATUS_SUCCESS) return ctx.Error("cublasLtMatmul failed: ", lt_->StatusText(s), " for ", g.Text());
+    }
+    PARITY_ASSIGN_OR_RETURN(Tensor y, cuda->Download(out, type_, g.out_dims));
+    return std::vector<Value>{Value::FromTensor(std::move(y))};
+  }
+
+ private:
+  // Whether Gemm's C of `c` is added by the bias epilogue: one row of N
+  // values ([N] or [1, N]) with beta 1.
+  bool BiasEpilogue(const Shape& c, const MatMulGeometry& g) const {
+    return beta_ == 1.0f && ((c.size() == 1 && c[0] == g.m) || (c.size() == 2 && c[0] == 1 && c[1] == g.m));
+  }
+
+  StatusOr<const MatMulPlan*> Find(CudaContext& cuda, const std::vector<Shape>& shapes) {
+    auto it = plans_.find(shapes);
+    if (it != plans_.end()) return &it->second;
+    PARITY_ASSIGN_OR_RETURN(const CublasLt* lt, LoadCublasLt());
+    lt_ = lt;
+    PARITY_ASSIGN_OR_RETURN(MatMulGeometry g, gemm_ ? GemmGeometryOf(shapes[0], shapes[1], trans_a_, trans_b_)
+                                                    : MatMulGeometryOf(shapes[0], shapes[1]));
+    const bool bias = gemm_ && shapes.size() > 2 && beta_ != 0 && BiasEpilogue(shapes[2], g);
+    PARITY_ASSIGN_OR_RETURN(MatMulPlan plan, MakePlan(cuda, g, type_, bias ? Epilogue::kBias : Epilogue::kNone));
+    return &plans_.emplace(shapes, std::move(plan)).first->second;
+  }
+
+  DataType type_;
+  bool gemm_, trans_a_, trans_b_;
+  float alpha_, beta_;
+  const CublasLt* lt_ = nullptr;
+  std::map<std::vector<Shape>, MatMulPlan> plans_;
+};
+
+StatusOr<std::unique_ptr<LoweredNode>> Lower(const NodeView& view, bool gemm) {
+  PARITY_RETURN_IF_ERROR(RequireKernelType(view, 0).status());
+  const DataType type = *view.input_type(0);
+  if (view.input_type(1) != type) return NotLowered("inputs of two types");
+  if (StatusOr<const CublasLt*> lt = LoadCublasLt(); !lt.ok()) return NotLowered(lt.status().message());
+  if (gemm && view.opset() < 7) return NotLowered("opset ", view.opset(), " (C broadcast by attribute)");
+  auto node = std::make_unique<LtMatMulNode>(type, gemm, view.GetInt("transA", 0) != 0, view.GetInt("transB", 0) != 0,
+                                             view.GetFloat("alpha", 1.0f), view.GetFloat("beta", 1.0f));
+  // With a device, the plan of static shapes is made now (load time); the
+  // device-free tests claim without one.
+  if (CudaContext::Get().ok()) {
+    // Shapes cuBLASLt has no algorithm for, or that the operator refuses,
+    // leave the node to the reference, which says what is wrong with them.
+    if (Status prepared = node->Prepare(view); !prepared.ok()) return NotLowered(prepared.message());
+  }
+  return std::unique_ptr<LoweredNode>(std::move(node));
+}
+
+}  // namespace
+
+void AddMatMulLowerings(Lowering& lowering) {
+  lowering.Add("MatMul", [](const NodeView& view) { return Lower(view, false); });
+  lowering.Add("Gemm", [](const NodeView& view) { return Lower(view, true); });
+}
+
+}  // namespace parity::adapters::cuda
