@@ -49,9 +49,10 @@ if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
 fi
 stamp="$venv/.requirements.sha256"
-want=$(sha256sum "$root/ci/requirements.txt" | cut -d' ' -f1)
+want=$(cat "$root/ci/requirements.txt" "$root/ci/requirements-nodeps.txt" | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$root/ci/requirements.txt"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps -r "$root/ci/requirements-nodeps.txt"
   echo "$want" > "$stamp"
 fi
 # ONNX's node corpus as onnx 1.22.0 shipped it on disk (its wheel, pinned

@@ -1,5 +1,6 @@
 // The CUDA GPU adapter: the nodes its lowering claims run on the GPU (its
-// own kernels, kernels.cu; MatMul and Gemm on cuBLASLt, matmul.cc), every
+// own kernels, kernels.cu; MatMul and Gemm on cuBLASLt, matmul.cc;
+// Attention on cuDNN's SDPA or its own kernel, attention.cc), every
 // other node on the reference's kernels on the host, and the session
 // report says which ran where. Values cross between the host and the
 // device as cuda_context.h says, every copy counted. With no GPU, every
@@ -7,6 +8,7 @@
 #include "adapters/cuda/cublaslt.h"
 #include "adapters/cuda/cuda_device.h"
 #include "adapters/cuda/lowerings.h"
+#include "adapters/cuda/sdpa.h"
 #include "adapters/reference/reference_adapter.h"
 
 namespace parity::adapters::cuda {
@@ -32,7 +34,8 @@ const char* BackendVersion() {
     if (!device.ok()) return StrCat("CUDA: ", device.status().message());
     StatusOr<const CublasLt*> lt = LoadCublasLt();
     return StrCat("CUDA driver API ", device->driver_version / 1000, ".", (device->driver_version % 1000) / 10,
-                  "; ", lt.ok() ? StrCat("cuBLASLt ", (*lt)->GetVersion()) : lt.status().message());
+                  "; ", lt.ok() ? StrCat("cuBLASLt ", (*lt)->GetVersion()) : lt.status().message(), "; ",
+                  CudnnVersionText());
   }();
   return version.c_str();
 }
@@ -47,7 +50,7 @@ const char* DeviceDescription() {
 
 constexpr ReferenceFlavour kCuda = {
     .name = "cuda",
-    .description = "an NVIDIA GPU through CUDA (own kernels, cuBLASLt); nodes it does not lower run on the ONNX "
+    .description = "an NVIDIA GPU through CUDA (own kernels, cuBLASLt, cuDNN); nodes it does not lower run on the ONNX "
                    "Parity reference",
     // The worker carries a stateful case's kept values (the caches are not kept in device memory yet).
     .in_place = false,

@@ -31,7 +31,9 @@
 
 namespace parity::adapters::cuda {
 
-// Device memory, freed on the context's stream when the last holder lets go.
+// Device memory, freed on the context's stream when the last holder lets go
+// (cudaFreeAsync: after the work queued on the stream before it, so a
+// buffer may be dropped while a kernel that reads it is still queued).
 class DeviceBuffer {
  public:
   DeviceBuffer(void* data, size_t bytes, void* stream) : data_(data), bytes_(bytes), stream_(stream) {}

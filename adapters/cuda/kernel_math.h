@@ -194,4 +194,77 @@ PARITY_HD inline void RmsNormRow(int64_t cols, double epsilon, Load load, Scale 
   for (int64_t j = 0; j < cols; ++j) store(j, load(j) * inverse * scale(j));
 }
 
+// --- Attention ---------------------------------------------------------
+
+// What one query row of Attention needs besides its data: the keys
+// [lo, hi) the causal mask, the windows and nonpad_kv_seqlen leave to it
+// (every other key has -inf added), the scale and the soft cap.
+struct AttentionRow {
+  int64_t total = 0, head_size = 0, v_size = 0;
+  int64_t lo = 0, hi = 0;
+  double scale = 1, softcap = 0;
+};
+
+// Keys [lo, hi) of query row i of batch entry b (the reference's
+// AttentionProblem::AllowedKeys): `offset` is the position of query 0 among
+// the keys, `limit` nonpad_kv_seqlen[b] or -1, windows -1 when unbounded.
+PARITY_HD inline void AllowedKeys(int64_t i, int64_t offset, int64_t total, bool causal, int64_t left_window,
+                                  int64_t right_window, int64_t limit, int64_t* lo_out, int64_t* hi_out) {
+  const int64_t pos = i + offset;
+  int64_t lo = 0, hi = total;
+  if (causal && pos + 1 < hi) hi = pos + 1;
+  if (left_window >= 0 && pos - left_window > lo) lo = pos - left_window;
+  if (right_window >= 0 && pos + right_window + 1 < hi) hi = pos + right_window + 1;
+  if (limit >= 0 && limit < hi) hi = limit;
+  if (lo > total) lo = total;
+  *lo_out = lo;
+  *hi_out = hi > lo ? hi : lo;
+}
+
+// One query row, every step of the operator's function body in double and
+// in its order (as the reference's exact path): scores = q·k * scale,
+// capped = softcap * tanh(scores / softcap), biased = capped + bias,
+// P = softmax(biased) with a fully masked row (its bias -inf everywhere)
+// giving zeros, y = P·V. q(d), k(j, d), v(j, d) read the data, bias(j) the
+// mask's additive bias (0 without a mask); store(d, value) writes y. `acc`
+// holds v_size doubles. Scores are computed again in each of the three
+// passes, so that nothing of total's length is kept.
+template <typename Q, typename K, typename V, typename Bias, typename Store>
+PARITY_HD inline void AttendRow(const AttentionRow& a, Q q, K k, V v, Bias bias, Store store, double* acc) {
+  using std::exp; using std::tanh;
+  const double neg_inf = -HUGE_VAL;
+  auto biased = [&](int64_t j, double* add) {
+    double dot = 0;
+    for (int64_t d = 0; d < a.head_size; ++d) dot += q(d) * k(j, d);
+    const double score = dot * a.scale;
+    const double capped = a.softcap != 0 ? a.softcap * tanh(score / a.softcap) : score;
+    *add = bias(j);
+    if (j < a.lo || j >= a.hi) *add += neg_inf;
+    return capped + *add;
+  };
+  double row_bias_max = neg_inf, top = neg_inf;
+  for (int64_t j = 0; j < a.total; ++j) {
+    double add = 0;
+    const double s = biased(j, &add);
+    // A NaN bias is the maximum (the body's ReduceMax), so the row is not fully masked.
+    row_bias_max = (add != add || row_bias_max != row_bias_max) ? add + row_bias_max : (add > row_bias_max ? add : row_bias_max);
+    top = (s != s || top != top) ? s + top : (s > top ? s : top);
+  }
+  const bool fully_masked = a.total == 0 || row_bias_max == neg_inf;
+  if (top == neg_inf) top = 0;
+  double sum = 0;
+  for (int64_t j = 0; j < a.total; ++j) {
+    double add = 0;
+    sum += exp(biased(j, &add) - top);
+  }
+  if (sum == 0) sum = 1;
+  for (int64_t d = 0; d < a.v_size; ++d) acc[d] = 0;
+  for (int64_t j = 0; j < a.total; ++j) {
+    double add = 0;
+    const double p = fully_masked ? 0.0 : exp(biased(j, &add) - top) / sum;
+    for (int64_t d = 0; d < a.v_size; ++d) acc[d] += p * v(j, d);
+  }
+  for (int64_t d = 0; d < a.v_size; ++d) store(d, acc[d]);
+}
+
 }  // namespace parity::adapters::cuda

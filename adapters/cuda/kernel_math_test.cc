@@ -254,5 +254,104 @@ TEST(CudaKernelMathTest, RotaryPairsMatchTheReference) {
   }
 }
 
+// Attention's rows as the own kernel computes them (AttendRow, AllowedKeys,
+// the bias of the mask in its own dims, the caches whole), against the
+// reference's Attention.
+TEST(CudaKernelMathTest, AttentionRowsMatchTheReference) {
+  struct Case {
+    const char* what;
+    bool three_d = false, causal = false, past = false, mask = false, bool_mask = false;
+    double softcap = 0;
+    int64_t q_len = 3;
+  };
+  const Case cases[] = {
+      {"plain"}, {"causal with a past", false, true, true}, {"3-D, grouped, float mask", true, false, false, true},
+      {"bool mask and soft cap", false, false, true, true, true, 5.0}, {"decode step", false, true, true, false, false, 0, 1},
+  };
+  for (DataType type : kTypes) {
+    for (const Case& c : cases) {
+      const int64_t batch = 2, q_heads = 4, kv_heads = 2, size = 8, v_size = 8, kv_len = 3;
+      const int64_t past_len = c.past ? 5 : 0, total = past_len + kv_len;
+      auto layout = [&](int64_t heads, int64_t seq, int64_t width) {
+        return c.three_d ? Shape{batch, seq, heads * width} : Shape{batch, heads, seq, width};
+      };
+      const Tensor q = Random(type, layout(q_heads, c.q_len, size), -1, 1, 41);
+      const Tensor k = Random(type, layout(kv_heads, kv_len, size), -1, 1, 43);
+      const Tensor v = Random(type, layout(kv_heads, kv_len, v_size), -1, 1, 47);
+      const Tensor past_k = Random(type, {batch, kv_heads, past_len, size}, -1, 1, 53);
+      const Tensor past_v = Random(type, {batch, kv_heads, past_len, v_size}, -1, 1, 59);
+      Tensor mask = c.bool_mask ? *Tensor::Create(DataType::kBool, {c.q_len, total - 1})
+                                : Random(type, {1, q_heads, c.q_len, total}, -2, 0, 61);
+      if (c.bool_mask) {
+        for (int64_t i = 0; i < mask.size(); ++i) mask.SetInt64(i, (i % 3) != 1);
+      }
+      NodeRunner runner("Attention");
+      runner.Opset(23).Attr("is_causal", int64_t{c.causal});
+      if (c.softcap != 0) runner.Attr("softcap", static_cast<float>(c.softcap));
+      if (c.three_d) runner.Attr("q_num_heads", q_heads).Attr("kv_num_heads", kv_heads);
+      runner.Input(q).Input(k).Input(v);
+      if (c.mask) {
+        runner.Input(mask);
+      } else if (c.past) {
+        runner.AbsentInput();
+      }
+      if (c.past) runner.Input(past_k).Input(past_v);
+      runner.Outputs(c.past ? 3 : 1);
+      StatusOr<std::vector<Value>> want = runner.Run();
+      ASSERT_TRUE(want.ok()) << c.what << ": " << want.status().ToString();
+      const Tensor& y_want = (*want)[0].tensor();
+
+      // The caches whole, [batch, kv_heads, total, size], as the run makes them.
+      auto whole = [&](const Tensor& past, const Tensor& current, int64_t width) {
+        std::vector<double> rows(static_cast<size_t>(batch * kv_heads * total * width));
+        for (int64_t b = 0; b < batch; ++b)
+          for (int64_t h = 0; h < kv_heads; ++h)
+            for (int64_t t = 0; t < total; ++t)
+              for (int64_t d = 0; d < width; ++d) {
+                const int64_t s = t - past_len;
+                const double value = t < past_len ? past.GetDouble(((b * kv_heads + h) * past_len + t) * width + d)
+                                     : c.three_d ? current.GetDouble((b * kv_len + s) * kv_heads * width + h * width + d)
+                                                 : current.GetDouble(((b * kv_heads + h) * kv_len + s) * width + d);
+                rows[static_cast<size_t>(((b * kv_heads + h) * total + t) * width + d)] = value;
+              }
+        return rows;
+      };
+      const std::vector<double> keys = whole(past_k, k, size), values = whole(past_v, v, v_size);
+      int64_t bias_dims[4] = {1, 1, 1, 1};
+      if (c.mask) {
+        for (int64_t i = 0; i < mask.rank(); ++i) bias_dims[4 - mask.rank() + i] = mask.dim(i);
+      }
+      Tensor got = *Tensor::Create(type, y_want.shape());
+      std::vector<double> acc(static_cast<size_t>(v_size));
+      const double scale = 1.0 / std::sqrt(static_cast<double>(size));
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t h = 0; h < q_heads; ++h)
+          for (int64_t i = 0; i < c.q_len; ++i) {
+            AttentionRow r;
+            r.total = total, r.head_size = size, r.v_size = v_size, r.scale = scale, r.softcap = c.softcap;
+            AllowedKeys(i, past_len, total, c.causal, -1, -1, -1, &r.lo, &r.hi);
+            const int64_t kv = h / (q_heads / kv_heads);
+            auto at = [&](int64_t width, int64_t d) {
+              return c.three_d ? (b * c.q_len + i) * q_heads * width + h * width + d
+                               : ((b * q_heads + h) * c.q_len + i) * width + d;
+            };
+            const int64_t bias_row = (((bias_dims[0] == 1 ? 0 : b) * bias_dims[1] + (bias_dims[1] == 1 ? 0 : h)) *
+                                          bias_dims[2] + (bias_dims[2] == 1 ? 0 : i)) * bias_dims[3];
+            AttendRow(
+                r, [&](int64_t d) { return q.GetDouble(at(size, d)); },
+                [&](int64_t j, int64_t d) { return keys[static_cast<size_t>(((b * kv_heads + kv) * total + j) * size + d)]; },
+                [&](int64_t j, int64_t d) { return values[static_cast<size_t>(((b * kv_heads + kv) * total + j) * v_size + d)]; },
+                [&](int64_t j) {
+                  if (!c.mask) return 0.0;
+                  if (j >= bias_dims[3]) return -HUGE_VAL;
+                  return c.bool_mask ? (mask.GetInt64(bias_row + j) != 0 ? 0.0 : -HUGE_VAL) : mask.GetDouble(bias_row + j);
+                },
+                [&](int64_t d, double value) { got.SetDouble(at(v_size, d), value); }, acc.data());
+          }
+      ExpectClose(got, y_want, 1, StrCat("Attention ", c.what, " ", DataTypeName(type)));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace parity::adapters::cuda

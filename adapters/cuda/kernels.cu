@@ -105,6 +105,33 @@ __global__ void GatherKernel(const E* x, int64_t axis_dim, int64_t inner, const 
   }
 }
 
+template <typename T>
+__global__ void AttentionKernel(AttentionArgs a, const T* q, const T* k, const T* v, T* y) {
+  double acc[kMaxAttentionHead];
+  PARITY_GRID_LOOP(row, a.batch * a.q_heads * a.q_len) {
+    const int64_t i = row % a.q_len, h = (row / a.q_len) % a.q_heads, b = row / a.q_len / a.q_heads;
+    const int64_t kv = h / (a.q_heads / a.kv_heads);
+    AttentionRow r;
+    r.total = a.total, r.head_size = a.head_size, r.v_size = a.v_size, r.scale = a.scale, r.softcap = a.softcap;
+    const int64_t offset = a.offset_from_nonpad ? a.nonpad[b] - a.q_len : a.past_len;
+    AllowedKeys(i, offset, a.total, a.causal, a.left_window, a.right_window, a.nonpad ? a.nonpad[b] : -1, &r.lo,
+                &r.hi);
+    const T* q_row = q + b * a.q_strides[0] + h * a.q_strides[1] + i * a.q_strides[2];
+    const T* k_rows = k + (b * a.kv_heads + kv) * a.total * a.head_size;
+    const T* v_rows = v + (b * a.kv_heads + kv) * a.total * a.v_size;
+    T* y_row = y + b * a.y_strides[0] + h * a.y_strides[1] + i * a.y_strides[2];
+    const int64_t* dims = a.bias_dims;
+    const int64_t bias_row =
+        (((dims[0] == 1 ? 0 : b) * dims[1] + (dims[1] == 1 ? 0 : h)) * dims[2] + (dims[2] == 1 ? 0 : i)) * dims[3];
+    AttendRow(
+        r, [&](int64_t d) { return static_cast<double>(Load(q_row, d)); },
+        [&](int64_t j, int64_t d) { return static_cast<double>(Load(k_rows, j * a.head_size + d)); },
+        [&](int64_t j, int64_t d) { return static_cast<double>(Load(v_rows, j * a.v_size + d)); },
+        [&](int64_t j) { return !a.bias ? 0.0 : (j < dims[3] ? a.bias[bias_row + j] : -HUGE_VAL); },
+        [&](int64_t d, double value) { Store(y_row, d, static_cast<typename Compute<T>::type>(value)); }, acc);
+  }
+}
+
 cudaStream_t AsStream(Stream s) { return static_cast<cudaStream_t>(s); }
 
 int Done() { return static_cast<int>(cudaGetLastError()); }
@@ -201,6 +228,18 @@ int LaunchGather(int element_bytes, const void* x, int64_t outer, int64_t axis_d
     using E = std::remove_pointer_t<decltype(t)>;
     GatherKernel<E><<<Blocks(n), kThreads, 0, AsStream(stream)>>>(static_cast<const E*>(x), axis_dim, inner, indices,
                                                                   index_count, static_cast<E*>(y), n);
+  });
+}
+
+int LaunchAttention(KType type, const AttentionArgs& args, const void* q, const void* k, const void* v, void* y,
+                    Stream stream) {
+  const int64_t rows = args.batch * args.q_heads * args.q_len;
+  if (rows == 0 || args.v_size > kMaxAttentionHead) return rows == 0 ? 0 : static_cast<int>(cudaErrorInvalidValue);
+  return ForType(type, [&](auto* t) {
+    using T = std::remove_pointer_t<decltype(t)>;
+    // Fewer threads a block: each keeps a row's accumulator in local memory.
+    AttentionKernel<T><<<static_cast<int>((rows + 63) / 64), 64, 0, AsStream(stream)>>>(
+        args, static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), static_cast<T*>(y));
   });
 }
 

@@ -45,4 +45,23 @@ int LaunchRotary(KType type, const RotaryShape& shape, const void* x, const void
 int LaunchGather(int element_bytes, const void* x, int64_t outer, int64_t axis_dim, int64_t inner,
                  const int64_t* indices, int64_t index_count, void* y, Stream stream);
 
+// Attention, one thread a query row (AttendRow in double, as the
+// reference's exact path). K and V are whole caches, past rows then
+// current ones: [batch, kv_heads, total, size] contiguous. Q and Y rows
+// start at b * stride_b + h * stride_h + s * stride_s (4-D or 3-D layouts).
+inline constexpr int64_t kMaxAttentionHead = 256;  // v_size a row's accumulator holds
+struct AttentionArgs {
+  int64_t batch = 0, q_heads = 0, kv_heads = 0, q_len = 0, total = 0, head_size = 0, v_size = 0;
+  int64_t q_strides[3] = {}, y_strides[3] = {};
+  double scale = 1, softcap = 0;
+  bool causal = false;
+  int64_t left_window = -1, right_window = -1, past_len = 0;
+  const int64_t* nonpad = nullptr;  // [batch] nonpad_kv_seqlen on the device, or null
+  bool offset_from_nonpad = false;  // query 0's position is nonpad[b] - q_len (an external cache)
+  const double* bias = nullptr;     // the mask as additive bias, of dims bias_dims, or null
+  int64_t bias_dims[4] = {1, 1, 1, 1};
+};
+int LaunchAttention(KType type, const AttentionArgs& args, const void* q, const void* k, const void* v, void* y,
+                    Stream stream);
+
 }  // namespace parity::adapters::cuda

@@ -604,6 +604,7 @@ const Lowering& CudaLowering() {
     auto* table = new Lowering;
     AddKernelLowerings(*table);
     AddMatMulLowerings(*table);
+    AddAttentionLowerings(*table);
     return table;
   }();
   return *lowering;

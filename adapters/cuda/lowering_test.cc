@@ -7,6 +7,7 @@
 
 #include "adapters/cuda/cublaslt.h"
 #include "adapters/cuda/lowerings.h"
+#include "adapters/cuda/sdpa.h"
 #include "adapters/cuda/strided_views.h"
 #include "adapters/device/partition.h"
 #include "reference/eval/evaluator.h"
@@ -232,6 +233,58 @@ TEST(CudaMatMulGeometryTest, CublasLtMakesTheDescriptorsOfEveryCallWithoutADevic
   StatusOr<std::unique_ptr<LtDescriptors>> refused = LtDescriptors::Make(**lt, *g, DataType::kInt32, Epilogue::kNone);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("int32"), std::string::npos) << refused.status().ToString();
+}
+
+TEST(CudaLoweringTest, AttentionIsClaimedUnlessItsQkOutputIsAsked) {
+  StatusOr<Partition> partition = PartitionModel(Parse(R"(
+    <ir_version: 10, opset_import: ["" : 23]>
+    g (float16[1, 4, 8, 16] q, float16[1, 2, 8, 16] k, float16[1, 2, 8, 16] v) => (float16[1, 4, 8, 16] y, float16[1, 4, 8, 16] y2, float16[1, 4, 8, 8] qk) {
+      y = Attention <is_causal: int = 1> (q, k, v)
+      y2, a, b, qk = Attention (q, k, v)
+    })"),
+                                                 CudaLowering(), "cuda");
+  ASSERT_TRUE(partition.ok()) << partition.status().ToString();
+  EXPECT_EQ(partition->nodes[0].device, "cuda") << partition->nodes[0].reason;
+  EXPECT_EQ(partition->nodes[1].device, kFallbackDevice);
+  EXPECT_NE(partition->nodes[1].reason.find("qk_matmul_output"), std::string::npos) << partition->nodes[1].reason;
+}
+
+// The SDPA problems of the GPU benchmark (adapters/cuda/gpu_bench.py),
+// validated by the cuDNN frontend for sm_90 (H100, H200) with no device.
+SdpaShape Problem(DataType type, int64_t q_heads, int64_t kv_heads, int64_t q_len, int64_t total, int64_t size,
+                  bool three_d, bool causal) {
+  SdpaShape s;
+  s.type = type, s.batch = 1, s.q_heads = q_heads, s.kv_heads = kv_heads, s.q_len = q_len, s.total = total;
+  s.head_size = size, s.causal = causal, s.scale = 1.0f / std::sqrt(static_cast<float>(size));
+  for (int64_t* strides : {s.q_strides, s.o_strides}) {
+    if (three_d) {
+      strides[0] = q_len * q_heads * size, strides[1] = size, strides[2] = q_heads * size;
+    } else {
+      strides[0] = q_heads * q_len * size, strides[1] = q_len * size, strides[2] = size;
+    }
+  }
+  return s;
+}
+
+TEST(CudaSdpaTest, TheFrontendValidatesTheBenchmarkProblemsForSm90WithoutADevice) {
+  if (CudnnVersionText().find("could not be opened") != std::string::npos) GTEST_SKIP() << CudnnVersionText();
+  for (DataType type : {DataType::kFloat16, DataType::kBfloat16}) {
+    // Prefill: 32 heads, 4,096 tokens, head size 128, causal.
+    Status prefill = ValidateSdpa(Problem(type, 32, 32, 4096, 4096, 128, false, true), 90);
+    EXPECT_TRUE(prefill.ok()) << prefill.ToString();
+    // A decode step against a 4,096-position cache, grouped heads, Q in 3-D layout.
+    Status decode = ValidateSdpa(Problem(type, 32, 8, 1, 4097, 128, true, false), 90);
+    EXPECT_TRUE(decode.ok()) << decode.ToString();
+  }
+  // What cuDNN does not take is refused, saying why, and runs on the own kernel.
+  Status wide = ValidateSdpa(Problem(DataType::kFloat16, 4, 4, 8, 8, 300, false, false), 90);
+  ASSERT_FALSE(wide.ok());
+  EXPECT_NE(wide.message().find("head sizes"), std::string::npos) << wide.ToString();
+  Status single = ValidateSdpa(Problem(DataType::kFloat, 4, 4, 8, 8, 64, false, false), 90);
+  ASSERT_FALSE(single.ok());
+  EXPECT_NE(single.message().find("float32"), std::string::npos) << single.ToString();
+  Status ungrouped = ValidateSdpa(Problem(DataType::kFloat16, 6, 4, 8, 8, 64, false, false), 90);
+  EXPECT_FALSE(ungrouped.ok());
 }
 
 }  // namespace
