@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The CUDA adapter on a real GPU, in two steps (adapters/cuda/README.md):
 #
-#   bash ci/cuda_gpu.sh pack        here, after ci/test.sh (or ci/build.sh build)
-#   bash ci/cuda_gpu.sh run OUT     on the GPU machine, in a copy of this tree
+#   bash ci/cuda_gpu.sh pack               here, after ci/test.sh (or ci/build.sh build)
+#   bash ci/cuda_gpu.sh run OUT [--bench]  on the GPU machine, in a copy of this tree
 #
 # `pack` writes build-gpu/ (under 64 MiB: what may travel to a GPU machine
 # besides the tracked files): the harness, the worker, the CUDA adapter and
@@ -16,8 +16,10 @@
 # expectations of adapters/cuda/expectations/ where they exist, then with
 # fallback forbidden, and writes OUT/: results.jsonl and summary.json of
 # each run, the report, the adapter's device description and the ctest
-# log of the device-free tests. It exits non-zero when a case CRASHes or
-# TIMEOUTs, or a run fails its expectations.
+# log of the device-free tests. With --bench it then runs the GPU
+# benchmark, whose figures it prints and writes to OUT/bench/gpu_bench.json.
+# It exits non-zero when a case CRASHes or TIMEOUTs, or a run fails its
+# expectations.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -49,6 +51,9 @@ do_pack() {
   # xz, which Python's tarfile also reads where the GPU machine has no xz.
   XZ_OPT="-9 -T0" tar -cJf "$pack/corpora.tar.xz" "${corpora[@]}"
   XZ_OPT="-9 -T0" tar -cJf "$pack/binaries.tar.xz" -C "$pack" lib build
+  .venv/bin/python adapters/cuda/gpu_bench.py write "$pack/bench" --parity build/parity > /dev/null
+  XZ_OPT="-9 -T0" tar -cJf "$pack/bench.tar.xz" -C "$pack" bench
+  rm -rf "$pack/bench"
   rm -rf "$pack/lib" "$pack/build"
   local bytes
   bytes=$(du -sb "$pack" | cut -f1)
@@ -76,13 +81,13 @@ find_cublaslt() {
 }
 
 do_run() {
-  local out=${1:?usage: cuda_gpu.sh run OUT}
+  local out=${1:?usage: cuda_gpu.sh run OUT [--bench]} bench=${2:-}
   mkdir -p "$out"
   [ -f "$pack/binaries.tar.xz" ] || { echo "cuda_gpu.sh run: $pack/ is missing: carry it (cuda_gpu.sh pack)" >&2; exit 1; }
   local here="$root/$pack/unpacked"
   rm -rf "$here" && mkdir -p "$here"
   local archive
-  for archive in "$pack/binaries.tar.xz" "$pack/corpora.tar.xz"; do
+  for archive in "$pack/binaries.tar.xz" "$pack/corpora.tar.xz" "$pack/bench.tar.xz"; do
     if command -v xz > /dev/null; then
       tar -xJf "$archive" -C "$here"
     else
@@ -117,11 +122,15 @@ states = collections.Counter(json.loads(line)["state"] for line in open(sys.argv
 print("states:", dict(sorted(states.items())))
 sys.exit(1 if states.get("CRASH") or states.get("TIMEOUT") else 0)
 EOF
+  if [ "$bench" = --bench ]; then
+    python3 adapters/cuda/gpu_bench.py run "$here/bench" "$out/bench" --parity "$parity" --adapter "$adapter" ||
+      status=$?
+  fi
   return "$status"
 }
 
 case "${1:-}" in
   pack) do_pack ;;
   run) shift; do_run "$@" ;;
-  *) echo "usage: bash ci/cuda_gpu.sh pack | run OUT" >&2; exit 2 ;;
+  *) echo "usage: bash ci/cuda_gpu.sh pack | run OUT [--bench]" >&2; exit 2 ;;
 esac

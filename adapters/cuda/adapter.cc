@@ -52,8 +52,9 @@ constexpr ReferenceFlavour kCuda = {
     .name = "cuda",
     .description = "an NVIDIA GPU through CUDA (own kernels, cuBLASLt, cuDNN); nodes it does not lower run on the ONNX "
                    "Parity reference",
-    // The worker carries a stateful case's kept values (the caches are not kept in device memory yet).
-    .in_place = false,
+    // A stateful case's bound caches stay in device memory from step to
+    // step, TensorScatter writing only the new rows (lowering.cc).
+    .in_place = true,
     .backend = Backend,
     .backend_version = BackendVersion,
     .device_kind = "gpu",

@@ -81,6 +81,11 @@ StatusOr<const void*> CudaContext::DeviceData(const Tensor& host) {
   return static_cast<const void*>(device->data());
 }
 
+StatusOr<void*> CudaContext::MutableDeviceData(const Tensor& host) {
+  PARITY_ASSIGN_OR_RETURN(const void* data, DeviceData(host));
+  return const_cast<void*>(data);
+}
+
 StatusOr<Tensor> CudaContext::Download(const std::shared_ptr<DeviceBuffer>& device, DataType type,
                                        const Shape& shape) {
   PARITY_ASSIGN_OR_RETURN(Tensor host, Tensor::Create(type, shape));

@@ -10,8 +10,10 @@
 // nodes and the graph's outputs read it there) and its device buffer is
 // kept beside it, so the next lowered node reads it on the device. A
 // device copy is dropped when no tensor but the cache's own holds its host
-// buffer. Host buffers are never written after they are made (the adapter
-// runs no node in place on the host), so a resident copy never goes stale.
+// buffer. A host buffer written after it is made (a key/value cache that a
+// stateful session binds, written in place by TensorScatter) is written on
+// both sides at once (MutableDeviceData), so a resident copy never goes
+// stale.
 //
 // Every copy is counted (Transfers), so that a report or a benchmark can
 // say what fallback and the host boundary cost.
@@ -71,6 +73,9 @@ class CudaContext {
   StatusOr<std::shared_ptr<DeviceBuffer>> Allocate(size_t bytes);
   // The device copy of `host`'s bytes: resident, or uploaded now and kept.
   StatusOr<const void*> DeviceData(const Tensor& host);
+  // The same copy, to be written: the caller writes the same change into
+  // the host buffer, so that both keep one value (an in-place node).
+  StatusOr<void*> MutableDeviceData(const Tensor& host);
   // A host tensor of `type` and `shape` holding `device`'s bytes, downloaded
   // now (the stream is synchronized first); `device` stays resident for it.
   StatusOr<Tensor> Download(const std::shared_ptr<DeviceBuffer>& device, DataType type, const Shape& shape);

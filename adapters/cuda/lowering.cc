@@ -523,11 +523,37 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerRotary(const NodeView& view) {
 
 // --- TensorScatter ----------------------------------------------------------
 
-// The functional form: the cache copied on the device, then each batch
-// entry's update rows written by a 2-D copy (two when a circular write
-// wraps), where the reference's plan puts them.
+// Each batch entry's update rows written into `cache` (device bytes of the
+// plan's cache) by a 2-D copy, two when a circular write wraps.
+Status WriteRows(const KernelContext& ctx, CudaContext& cuda, const ops::attention::ScatterPlan& g, size_t row_bytes,
+                 const void* rows, void* cache) {
+  if (g.len == 0 || row_bytes == 0 || g.per_batch == 0) return Status::Ok();
+  auto* stream = static_cast<cudaStream_t>(cuda.stream());
+  auto copy = [&](int64_t b, int64_t from_row, int64_t to_row, int64_t count) {
+    const char* from = static_cast<const char*>(rows) + (b * g.per_batch * g.len + from_row) * row_bytes;
+    char* to = static_cast<char*>(cache) + (b * g.per_batch * g.max_len + to_row) * row_bytes;
+    return cudaMemcpy2DAsync(to, g.max_len * row_bytes, from, g.len * row_bytes, count * row_bytes,
+                             static_cast<size_t>(g.per_batch), cudaMemcpyDeviceToDevice, stream);
+  };
+  for (int64_t b = 0; b < g.batch; ++b) {
+    const int64_t start = g.starts[static_cast<size_t>(b)];
+    const int64_t first = g.circular ? std::min(g.len, g.max_len - start) : g.len;
+    PARITY_RETURN_IF_ERROR(Launched(ctx, copy(b, 0, start, first), "update rows"));
+    if (first < g.len) PARITY_RETURN_IF_ERROR(Launched(ctx, copy(b, first, 0, g.len - first), "update rows"));
+  }
+  return Status::Ok();
+}
+
+// The functional form copies the cache on the device and writes the rows
+// into the copy. The in-place form (spec/aliasing.md, region "scatter";
+// a stateful session that binds the cache) writes only the rows, into the
+// cache's device copy, which stays resident from step to step, and the
+// same rows into its host buffer (the reference's in-place kernel), so
+// that both keep one value and no cache-sized copy crosses per step.
 class TensorScatterNode final : public KernelNode {
  public:
+  bool in_place() const override { return true; }
+
   StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
     PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
     PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
@@ -537,27 +563,37 @@ class TensorScatterNode final : public KernelNode {
     PARITY_ASSIGN_OR_RETURN(const void* past, In(*cuda, ctx, 0));
     PARITY_ASSIGN_OR_RETURN(const void* rows, In(*cuda, ctx, 1));
     PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> out, cuda->Allocate(cache.byte_size()));
-    auto* stream = static_cast<cudaStream_t>(cuda->stream());
     if (cache.byte_size() > 0) {
-      PARITY_RETURN_IF_ERROR(Launched(
-          ctx, cudaMemcpyAsync(out->data(), past, cache.byte_size(), cudaMemcpyDeviceToDevice, stream), "cache copy"));
+      PARITY_RETURN_IF_ERROR(Launched(ctx,
+                                      cudaMemcpyAsync(out->data(), past, cache.byte_size(), cudaMemcpyDeviceToDevice,
+                                                      static_cast<cudaStream_t>(cuda->stream())),
+                                      "cache copy"));
     }
-    const auto row_bytes = static_cast<size_t>(g.inner) * StorageSize(cache.dtype());
-    if (g.len > 0 && row_bytes > 0 && g.per_batch > 0) {
-      auto copy = [&](int64_t b, int64_t from_row, int64_t to_row, int64_t count) {
-        const char* from = static_cast<const char*>(rows) + (b * g.per_batch * g.len + from_row) * row_bytes;
-        char* to = static_cast<char*>(out->data()) + (b * g.per_batch * g.max_len + to_row) * row_bytes;
-        return cudaMemcpy2DAsync(to, g.max_len * row_bytes, from, g.len * row_bytes, count * row_bytes,
-                                 static_cast<size_t>(g.per_batch), cudaMemcpyDeviceToDevice, stream);
-      };
-      for (int64_t b = 0; b < g.batch; ++b) {
-        const int64_t start = g.starts[static_cast<size_t>(b)];
-        const int64_t first = g.circular ? std::min(g.len, g.max_len - start) : g.len;
-        PARITY_RETURN_IF_ERROR(Launched(ctx, copy(b, 0, start, first), "update rows"));
-        if (first < g.len) PARITY_RETURN_IF_ERROR(Launched(ctx, copy(b, first, 0, g.len - first), "update rows"));
-      }
-    }
+    PARITY_RETURN_IF_ERROR(WriteRows(ctx, *cuda, g, RowBytes(g, cache), rows, out->data()));
     return Out(*cuda, out, cache.dtype(), cache.shape());
+  }
+
+  Status RunInPlace(const KernelContext& ctx, Tensor& buffer) override {
+    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
+    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+    if (!ctx.tensor(0).SharesBufferWith(buffer)) {
+      return Internal(ctx.NodeLabel(), ": the in-place target is not the buffer of past_cache");
+    }
+    // An update that views the cache is read from a copy: its rows could be
+    // overwritten before they are read.
+    const Tensor update = ctx.tensor(1).SharesBufferWith(buffer) ? ctx.tensor(1).Clone() : ctx.tensor(1);
+    PARITY_ASSIGN_OR_RETURN(const ops::attention::ScatterPlan g, ops::attention::PlanScatter(ctx, buffer, update));
+    PARITY_ASSIGN_OR_RETURN(void* cache, cuda->MutableDeviceData(buffer));
+    PARITY_ASSIGN_OR_RETURN(const void* rows, cuda->DeviceData(update));
+    // The host's rows first: it checks the write the same way and, on an
+    // error, writes nothing, so the device copy is not touched either.
+    PARITY_RETURN_IF_ERROR(ops::attention::TensorScatterInPlace(ctx, buffer));
+    return WriteRows(ctx, *cuda, g, RowBytes(g, buffer), rows, cache);
+  }
+
+ private:
+  static size_t RowBytes(const ops::attention::ScatterPlan& g, const Tensor& cache) {
+    return static_cast<size_t>(g.inner) * StorageSize(cache.dtype());
   }
 };
 
