@@ -13,6 +13,7 @@
 // here: a node that asks for it falls back.
 #include <cuda_runtime_api.h>
 
+#include <cmath>
 #include <map>
 
 #include "adapters/cuda/kernels.h"
@@ -38,7 +39,53 @@ void LayoutStrides(const HeadLayout& layout, int64_t heads, int64_t seq, int64_t
 
 class AttentionNode final : public LoweredNode {
  public:
-  bool deferred() const override { return true; }  // plans wait for the shapes of a run
+  // cuDNN's plan, when the problem is one it takes, waits for the shapes of
+  // a run unless Prepare made it at creation.
+  bool deferred() const override { return !prepared_; }
+
+  // At session creation (load time): the SDPA plan of static shapes, for a
+  // node with no mask, soft cap, window or key lengths. The run builds its
+  // key from the reference's problem; a plan made here for another key is
+  // only unused.
+  Status Prepare(const NodeView& view, CudaContext& cuda) {
+    const std::optional<DataType> type = view.input_type(0);
+    if (!type || view.has_input(3) || view.has_input(6) || view.GetFloat("softcap", 0) != 0 ||
+        view.GetInt("left_window_size", -1) >= 0 || view.GetInt("right_window_size", -1) >= 0) {
+      return Status::Ok();
+    }
+    const std::vector<int64_t>* q = view.input_dims(0);
+    const std::vector<int64_t>* k = view.input_dims(1);
+    if (!q || !k || q->size() != k->size() || (q->size() != 3 && q->size() != 4)) return Status::Ok();
+    SdpaShape shape;
+    shape.type = *type;
+    shape.batch = (*q)[0];
+    int64_t kv_len = 0;
+    if (q->size() == 4) {
+      shape.q_heads = (*q)[1], shape.q_len = (*q)[2], shape.head_size = (*q)[3];
+      shape.kv_heads = (*k)[1], kv_len = (*k)[2];
+    } else {
+      shape.q_heads = view.GetInt("q_num_heads", 0), shape.kv_heads = view.GetInt("kv_num_heads", 0);
+      if (shape.q_heads <= 0 || shape.kv_heads <= 0) return Status::Ok();
+      shape.q_len = (*q)[1], shape.head_size = (*q)[2] / shape.q_heads, kv_len = (*k)[1];
+    }
+    int64_t past = 0;
+    if (view.has_input(4)) {
+      const std::vector<int64_t>* past_dims = view.input_dims(4);
+      if (!past_dims || past_dims->size() != 4) return Status::Ok();
+      past = (*past_dims)[2];
+    }
+    shape.total = past + kv_len;
+    HeadLayout layout;
+    layout.three_d = q->size() == 3;
+    LayoutStrides(layout, shape.q_heads, shape.q_len, shape.head_size, shape.q_strides);
+    LayoutStrides(layout, shape.q_heads, shape.q_len, shape.head_size, shape.o_strides);
+    shape.causal = view.GetInt("is_causal", 0) != 0;
+    shape.scale = view.attribute("scale") ? view.GetFloat("scale", 1)
+                                          : static_cast<float>(1.0 / std::sqrt(static_cast<double>(shape.head_size)));
+    PARITY_ASSIGN_OR_RETURN(SdpaPlan * plan, FindSdpa(cuda, shape));
+    prepared_ = plan != nullptr;
+    return Status::Ok();
+  }
 
   StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
     for (size_t i = 0; i < ctx.input_count(); ++i) {
@@ -72,7 +119,9 @@ class AttentionNode final : public LoweredNode {
     shape.causal = p.causal;
     shape.scale = static_cast<float>(p.scale);
     bool done = false;
-    if (FitsSdpa(p) && static_cast<double>(shape.scale) == p.scale) {
+    // cuDNN takes the scale in float32 (a relative change under 6e-8, far
+    // below the 16-bit output's resolution).
+    if (FitsSdpa(p)) {
       PARITY_ASSIGN_OR_RETURN(SdpaPlan * plan, FindSdpa(*cuda, shape));
       if (plan) {
         if (Status ran = plan->Run(q, keys->data(), values->data(), y->data()); !ran.ok()) {
@@ -207,6 +256,7 @@ class AttentionNode final : public LoweredNode {
   }
 
   std::map<std::string, std::unique_ptr<SdpaPlan>> sdpa_;
+  bool prepared_ = false;
 };
 
 StatusOr<std::unique_ptr<LoweredNode>> LowerAttention(const NodeView& view) {
@@ -221,7 +271,11 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerAttention(const NodeView& view) {
   if (view.node().output_size() > 3 && !view.node().output(3).empty()) {
     return NotLowered("the QK output (qk_matmul_output) is not computed on the GPU");
   }
-  return std::unique_ptr<LoweredNode>(std::make_unique<AttentionNode>());
+  auto node = std::make_unique<AttentionNode>();
+  if (StatusOr<CudaContext*> cuda = CudaContext::Get(); cuda.ok()) {
+    PARITY_RETURN_IF_ERROR(node->Prepare(view, **cuda));
+  }
+  return std::unique_ptr<LoweredNode>(std::move(node));
 }
 
 }  // namespace
