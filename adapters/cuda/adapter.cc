@@ -8,7 +8,7 @@
 #include "adapters/cuda/cublaslt.h"
 #include "adapters/cuda/cuda_device.h"
 #include "adapters/cuda/lowerings.h"
-#include "adapters/cuda/sdpa.h"
+#include "adapters/cuda/cudnn_graphs.h"
 #include "adapters/reference/reference_adapter.h"
 
 namespace parity::adapters::cuda {

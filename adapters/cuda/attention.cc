@@ -5,7 +5,7 @@
 // total, size]: they are present_key and present_value, and what both
 // paths read.
 //
-// Path: cuDNN's fused SDPA (sdpa.h) for the float16 and bfloat16 problems
+// Path: cuDNN's fused SDPA (cudnn_graphs.h) for the float16 and bfloat16 problems
 // it computes as the operator does; the adapter's own kernel otherwise
 // (every type, masks, soft cap, windows, nonpad_kv_seqlen), which follows
 // the reference's exact path in double. A shape cuDNN refuses is
@@ -18,7 +18,7 @@
 
 #include "adapters/cuda/kernels.h"
 #include "adapters/cuda/lowerings.h"
-#include "adapters/cuda/sdpa.h"
+#include "adapters/cuda/cudnn_graphs.h"
 #include "reference/ops/attention/attention_problem.h"
 
 namespace parity::adapters::cuda {
@@ -82,7 +82,7 @@ class AttentionNode final : public LoweredNode {
     shape.causal = view.GetInt("is_causal", 0) != 0;
     shape.scale = view.attribute("scale") ? view.GetFloat("scale", 1)
                                           : static_cast<float>(1.0 / std::sqrt(static_cast<double>(shape.head_size)));
-    PARITY_ASSIGN_OR_RETURN(SdpaPlan * plan, FindSdpa(cuda, shape));
+    PARITY_ASSIGN_OR_RETURN(CudnnPlan * plan, FindSdpa(cuda, shape));
     prepared_ = plan != nullptr;
     return Status::Ok();
   }
@@ -122,9 +122,9 @@ class AttentionNode final : public LoweredNode {
     // cuDNN takes the scale in float32 (a relative change under 6e-8, far
     // below the 16-bit output's resolution).
     if (FitsSdpa(p)) {
-      PARITY_ASSIGN_OR_RETURN(SdpaPlan * plan, FindSdpa(*cuda, shape));
+      PARITY_ASSIGN_OR_RETURN(CudnnPlan * plan, FindSdpa(*cuda, shape));
       if (plan) {
-        if (Status ran = plan->Run(q, keys->data(), values->data(), y->data()); !ran.ok()) {
+        if (Status ran = plan->Run({q, keys->data(), values->data(), y->data()}); !ran.ok()) {
           return ran.WithContext(graph::DescribeNode(ctx.node()));
         }
         done = true;
@@ -150,19 +150,19 @@ class AttentionNode final : public LoweredNode {
   }
 
  private:
-  // The problems cuDNN's SDPA computes as the operator does (sdpa.h).
+  // The problems cuDNN's SDPA computes as the operator does (cudnn_graphs.h).
   static bool FitsSdpa(const AttentionProblem& p) {
     return !p.mask.present() && p.softcap == 0 && p.left_window < 0 && p.right_window < 0 && p.nonpad_lens.empty() &&
            p.head_size == p.v_size && (!p.causal || p.Offset(0) == p.total - p.q_len);
   }
 
   // The plan of `shape`, made on first use; null when cuDNN refuses it (remembered).
-  StatusOr<SdpaPlan*> FindSdpa(CudaContext& cuda, const SdpaShape& shape) {
+  StatusOr<CudnnPlan*> FindSdpa(CudaContext& cuda, const SdpaShape& shape) {
     if (Status eligible = SdpaEligible(shape); !eligible.ok()) return nullptr;
     const std::string key = shape.Key();
     auto it = sdpa_.find(key);
     if (it == sdpa_.end()) {
-      StatusOr<std::unique_ptr<SdpaPlan>> made = SdpaPlan::Make(shape, cuda);
+      StatusOr<std::unique_ptr<CudnnPlan>> made = MakeSdpaPlan(shape, cuda);
       if (!made.ok() && made.status().code() != StatusCode::kUnimplemented &&
           made.status().code() != StatusCode::kUnavailable) {
         return made.status();
@@ -255,7 +255,7 @@ class AttentionNode final : public LoweredNode {
                     "attention");
   }
 
-  std::map<std::string, std::unique_ptr<SdpaPlan>> sdpa_;
+  std::map<std::string, std::unique_ptr<CudnnPlan>> sdpa_;
   bool prepared_ = false;
 };
 

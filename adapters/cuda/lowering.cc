@@ -641,6 +641,7 @@ const Lowering& CudaLowering() {
     AddKernelLowerings(*table);
     AddMatMulLowerings(*table);
     AddAttentionLowerings(*table);
+    AddCudnnLowerings(*table);
     return table;
   }();
   return *lowering;

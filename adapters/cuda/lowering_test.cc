@@ -7,7 +7,7 @@
 
 #include "adapters/cuda/cublaslt.h"
 #include "adapters/cuda/lowerings.h"
-#include "adapters/cuda/sdpa.h"
+#include "adapters/cuda/cudnn_graphs.h"
 #include "adapters/cuda/strided_views.h"
 #include "adapters/device/partition.h"
 #include "reference/eval/evaluator.h"
@@ -285,6 +285,60 @@ TEST(CudaSdpaTest, TheFrontendValidatesTheBenchmarkProblemsForSm90WithoutADevice
   EXPECT_NE(single.message().find("float32"), std::string::npos) << single.ToString();
   Status ungrouped = ValidateSdpa(Problem(DataType::kFloat16, 6, 4, 8, 8, 64, false, false), 90);
   EXPECT_FALSE(ungrouped.ok());
+}
+
+TEST(CudaCudnnTest, TheFrontendValidatesConvolutionsAndLayerNormsForSm90WithoutADevice) {
+  if (CudnnVersionText().find("could not be opened") != std::string::npos) GTEST_SKIP() << CudnnVersionText();
+  for (DataType type : {DataType::kFloat, DataType::kFloat16, DataType::kBfloat16}) {
+    ConvShape conv;
+    conv.type = type, conv.x = {1, 3, 224, 224}, conv.w = {64, 3, 16, 16}, conv.bias = true;
+    conv.pads_begin = {0, 0}, conv.pads_end = {0, 0}, conv.strides = {16, 16}, conv.dilations = {1, 1};
+    EXPECT_EQ(conv.Output(), (Shape{1, 64, 14, 14}));
+    Status patches = ValidateConv(conv, 90);
+    EXPECT_TRUE(patches.ok()) << DataTypeName(type) << ": " << patches.ToString();
+    ConvShape padded = conv;
+    padded.x = {2, 8, 9, 9}, padded.w = {4, 8, 3, 3}, padded.bias = false;
+    padded.pads_begin = {1, 0}, padded.pads_end = {1, 2}, padded.strides = {2, 1}, padded.dilations = {1, 2};
+    EXPECT_EQ(padded.Output(), (Shape{2, 4, 5, 7}));
+    Status asymmetric = ValidateConv(padded, 90);
+    EXPECT_TRUE(asymmetric.ok()) << DataTypeName(type) << ": " << asymmetric.ToString();
+    ConvShape line = padded;
+    line.x = {1, 8, 20}, line.w = {4, 8, 5}, line.pads_begin = {2}, line.pads_end = {2}, line.strides = {1},
+    line.dilations = {1};
+    Status one_d = ValidateConv(line, 90);
+    EXPECT_TRUE(one_d.ok()) << DataTypeName(type) << ": " << one_d.ToString();
+    LayerNormShape norm;
+    norm.type = type, norm.rows = 197, norm.cols = 768, norm.bias = true, norm.epsilon = 1e-6f;
+    Status layer = ValidateLayerNorm(norm, 90);
+    EXPECT_TRUE(layer.ok()) << DataTypeName(type) << ": " << layer.ToString();
+  }
+  ConvShape flat;
+  flat.type = DataType::kFloat, flat.x = {1, 3}, flat.w = {4, 3};
+  Status refused = ValidateConv(flat, 90);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("spatial dims"), std::string::npos) << refused.ToString();
+}
+
+TEST(CudaLoweringTest, ConvAndLayerNormAreClaimedForStaticShapesAndSayWhyNotOtherwise) {
+  if (CudnnVersionText().find("could not be opened") != std::string::npos) GTEST_SKIP() << CudnnVersionText();
+  StatusOr<Partition> partition = PartitionModel(Parse(R"(
+    <ir_version: 10, opset_import: ["" : 21]>
+    g (float[1, 3, 8, 8] x, float[4, 3, 3, 3] w, float[4] b, float[N, 3, 8, 8] d, float[4, 1, 3, 3] gw,
+       float[2, 5, 16] t, float[16] s, float[16] o) => (float[1, 4, 6, 6] y, float[N, 4, 6, 6] yd, float[1, 4, 6, 6] yg,
+       float[2, 5, 16] n, float[2, 5, 16] m, float[2, 5, 1] mean) {
+      y = Conv <pads: ints = [0, 0, 0, 0]> (x, w, b)
+      yd = Conv (d, w)
+      yg = Conv <group: int = 3> (x, gw)
+      n = LayerNormalization <epsilon: float = 1e-6> (t, s, o)
+      m, mean = LayerNormalization (t, s)
+    })"),
+                                                 CudaLowering(), "cuda");
+  ASSERT_TRUE(partition.ok()) << partition.status().ToString();
+  EXPECT_EQ(partition->nodes[0].device, "cuda") << partition->nodes[0].reason;
+  EXPECT_NE(partition->nodes[1].reason.find("not known before the run"), std::string::npos) << partition->nodes[1].reason;
+  EXPECT_NE(partition->nodes[2].reason.find("group 3"), std::string::npos) << partition->nodes[2].reason;
+  EXPECT_EQ(partition->nodes[3].device, "cuda") << partition->nodes[3].reason;
+  EXPECT_NE(partition->nodes[4].reason.find("Mean or InvStdDev"), std::string::npos) << partition->nodes[4].reason;
 }
 
 }  // namespace

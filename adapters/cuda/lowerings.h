@@ -13,6 +13,7 @@ namespace parity::adapters::cuda {
 void AddKernelLowerings(Lowering& lowering);  // lowering.cc: the adapter's own kernels (kernels.cu)
 void AddMatMulLowerings(Lowering& lowering);  // matmul.cc: MatMul and Gemm on cuBLASLt
 void AddAttentionLowerings(Lowering& lowering);  // attention.cc: Attention on cuDNN's SDPA or the own kernel
+void AddCudnnLowerings(Lowering& lowering);  // conv_norm.cc: Conv and LayerNormalization on cuDNN's graph API
 
 // Every family's entries; built on first use.
 const Lowering& CudaLowering();
