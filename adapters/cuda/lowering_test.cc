@@ -341,5 +341,29 @@ TEST(CudaLoweringTest, ConvAndLayerNormAreClaimedForStaticShapesAndSayWhyNotOthe
   EXPECT_NE(partition->nodes[4].reason.find("Mean or InvStdDev"), std::string::npos) << partition->nodes[4].reason;
 }
 
+TEST(CudaLoweringTest, MatMulWithARowBiasAndReluIsOneCublasLtCallWithItsEpilogue) {
+  if (!LoadCublasLt().ok()) GTEST_SKIP() << LoadCublasLt().status().ToString();
+  StatusOr<Partition> partition = PartitionModel(Parse(R"(
+    <ir_version: 10, opset_import: ["" : 21]>
+    g (float16[2, 3, 8] x, float16[8, 4] w, float16[4] b, float16[3, 4] wide) => (float16[2, 3, 4] y, float16[2, 3, 4] z) {
+      h = MatMul (x, w)
+      hb = Add (b, h)
+      y = Relu (hb)
+      p = MatMul (x, w)
+      z = Add (p, wide)
+    })"),
+                                                 CudaLowering(), "cuda");
+  ASSERT_TRUE(partition.ok()) << partition.status().ToString();
+  for (const PlacedNode& node : partition->nodes) EXPECT_EQ(node.device, "cuda") << node.name << ": " << node.reason;
+  // One runner for the first three nodes; the second MatMul and its Add (a
+  // bias that is not one row) each their own.
+  EXPECT_EQ(partition->lowered_count(), 3u);
+  StatusOr<const CublasLt*> lt = LoadCublasLt();
+  StatusOr<MatMulGeometry> g = MatMulGeometryOf({2, 3, 8}, {8, 4});
+  ASSERT_TRUE(g.ok());
+  StatusOr<std::unique_ptr<LtDescriptors>> relu = LtDescriptors::Make(**lt, *g, DataType::kFloat16, Epilogue::kReluBias);
+  EXPECT_TRUE(relu.ok()) << relu.status().ToString();
+}
+
 }  // namespace
 }  // namespace parity::adapters::cuda

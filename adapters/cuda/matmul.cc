@@ -12,6 +12,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <map>
 
 #include "adapters/cuda/cublaslt.h"
@@ -193,8 +194,8 @@ StatusOr<std::unique_ptr<LtDescriptors>> LtDescriptors::Make(const CublasLt& lt,
   PARITY_RETURN_IF_ERROR(check(lt.MatmulDescSetAttribute(made->matmul, CUBLASLT_MATMUL_DESC_TRANSB, &trans_second,
                                                          sizeof(trans_second)),
                                "transb"));
-  if (epilogue == Epilogue::kBias) {
-    const cublasLtEpilogue_t bias = CUBLASLT_EPILOGUE_BIAS;
+  if (epilogue != Epilogue::kNone) {
+    const cublasLtEpilogue_t bias = epilogue == Epilogue::kBias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_RELU_BIAS;
     PARITY_RETURN_IF_ERROR(
         check(lt.MatmulDescSetAttribute(made->matmul, CUBLASLT_MATMUL_DESC_EPILOGUE, &bias, sizeof(bias)), "the bias"));
     const cudaDataType_t bias_type = *element;
@@ -298,12 +299,22 @@ StatusOr<std::shared_ptr<DeviceBuffer>> Expanded(CudaContext& cuda, const Kernel
   return out;
 }
 
+// Whether `dims` is one row of n values: [n], or [1, ..., 1, n].
+bool IsBiasRow(const Shape& dims, int64_t n) {
+  if (dims.empty() || dims.back() != n) return false;
+  return std::all_of(dims.begin(), dims.end() - 1, [](int64_t d) { return d == 1; });
+}
+
 // MatMul and Gemm: one cuBLASLt call over the plan of the inputs' shapes.
 class LtMatMulNode final : public LoweredNode {
  public:
   // Gemm when `gemm`: its transposes, alpha, beta.
   LtMatMulNode(DataType type, bool gemm, bool trans_a, bool trans_b, float alpha, float beta)
       : type_(type), gemm_(gemm), trans_a_(trans_a), trans_b_(trans_b), alpha_(alpha), beta_(beta) {}
+  // A MatMul region (LowerMatMulRegion): A, B and a bias of N values added
+  // by the epilogue `fused`, with Relu after it for kReluBias.
+  LtMatMulNode(DataType type, Epilogue fused)
+      : type_(type), gemm_(false), trans_a_(false), trans_b_(false), alpha_(1), beta_(1), fused_(fused) {}
 
   bool deferred() const override { return plans_.empty(); }
 
@@ -355,7 +366,10 @@ class LtMatMulNode final : public LoweredNode {
     const size_t element = StorageSize(type_);
     PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> out, cuda->Allocate(static_cast<size_t>(n) * element));
     float beta = 0;
-    const bool has_c = gemm_ && ctx.has_input(2) && beta_ != 0;
+    const bool has_c = (gemm_ || fused_) && ctx.has_input(2) && beta_ != 0;
+    if (fused_ && !BiasEpilogue(ctx.tensor(2).shape(), g)) {
+      return ctx.Error("the bias ", ctx.tensor(2).Description(), " is not one row of ", g.m, " values");
+    }
     if (has_c && !BiasEpilogue(ctx.tensor(2).shape(), g)) {
       // C broadcast into the output, which cuBLASLt reads as C and writes as D.
       PARITY_ASSIGN_OR_RETURN(const void* c_data, cuda->DeviceData(ctx.tensor(2)));
@@ -403,10 +417,10 @@ class LtMatMulNode final : public LoweredNode {
   }
 
  private:
-  // Whether Gemm's C of `c` is added by the bias epilogue: one row of N
-  // values ([N] or [1, N]) with beta 1.
+  // Whether C (or a region's bias) of `c` is added by the bias epilogue:
+  // one row of N values ([N], or [1, ..., 1, N]) with beta 1.
   bool BiasEpilogue(const Shape& c, const MatMulGeometry& g) const {
-    return beta_ == 1.0f && ((c.size() == 1 && c[0] == g.m) || (c.size() == 2 && c[0] == 1 && c[1] == g.m));
+    return beta_ == 1.0f && IsBiasRow(c, g.m);
   }
 
   StatusOr<const MatMulPlan*> Find(CudaContext& cuda, const std::vector<Shape>& shapes) {
@@ -417,13 +431,15 @@ class LtMatMulNode final : public LoweredNode {
     PARITY_ASSIGN_OR_RETURN(MatMulGeometry g, gemm_ ? GemmGeometryOf(shapes[0], shapes[1], trans_a_, trans_b_)
                                                     : MatMulGeometryOf(shapes[0], shapes[1]));
     const bool bias = gemm_ && shapes.size() > 2 && beta_ != 0 && BiasEpilogue(shapes[2], g);
-    PARITY_ASSIGN_OR_RETURN(MatMulPlan plan, MakePlan(cuda, g, type_, bias ? Epilogue::kBias : Epilogue::kNone));
+    const Epilogue epilogue = fused_ ? *fused_ : bias ? Epilogue::kBias : Epilogue::kNone;
+    PARITY_ASSIGN_OR_RETURN(MatMulPlan plan, MakePlan(cuda, g, type_, epilogue));
     return &plans_.emplace(shapes, std::move(plan)).first->second;
   }
 
   DataType type_;
   bool gemm_, trans_a_, trans_b_;
   float alpha_, beta_;
+  std::optional<Epilogue> fused_;
   const CublasLt* lt_ = nullptr;
   std::map<std::vector<Shape>, MatMulPlan> plans_;
 };
@@ -446,9 +462,53 @@ StatusOr<std::unique_ptr<LoweredNode>> Lower(const NodeView& view, bool gemm) {
   return std::unique_ptr<LoweredNode>(std::move(node));
 }
 
+// MatMul, then Add of a bias of N values, then optionally Relu, as one
+// cuBLASLt call with the bias (and Relu) epilogue: the sum and the bias are
+// added in float32 and rounded once. Claimed where the product's output
+// feeds only the Add (and the Add's only the Relu), the bias's shape is
+// known to be one row of B's N columns, and everything is of one type.
+StatusOr<std::optional<RegionClaim>> LowerMatMulRegion(const RegionView& region) {
+  const int anchor = region.anchor();
+  const NodeView mm = region.view(anchor);
+  const std::optional<DataType> type = mm.input_type(0);
+  const std::vector<int64_t>* b = mm.input_dims(1);
+  if (!type || !KernelType(*type) || mm.input_type(1) != type || !b || b->size() < 2 || !LoadCublasLt().ok()) {
+    return std::optional<RegionClaim>();
+  }
+  const int add_index = region.sole_consumer(anchor);
+  if (add_index < 0) return std::optional<RegionClaim>();
+  const NodeView add = region.view(add_index);
+  const std::string& product = mm.node().output(0);
+  if (add.node().op_type() != "Add" || !(add.node().domain().empty() || add.node().domain() == "ai.onnx") ||
+      add.opset() < 7 || add.input_count() != 2 ||
+      (add.node().input(0) == product) == (add.node().input(1) == product)) {
+    return std::optional<RegionClaim>();
+  }
+  const std::string& bias = add.node().input(0) == product ? add.node().input(1) : add.node().input(0);
+  const std::vector<int64_t>* bias_dims = region.facts().StaticDims(bias);
+  if (region.facts().TypeOf(bias) != type || !bias_dims || !IsBiasRow(*bias_dims, b->back())) {
+    return std::optional<RegionClaim>();
+  }
+  RegionClaim claim;
+  claim.nodes = {anchor, add_index};
+  claim.inputs = {mm.node().input(0), mm.node().input(1), bias};
+  Epilogue epilogue = Epilogue::kBias;
+  int last = add_index;
+  const int relu = region.sole_consumer(add_index);
+  if (relu >= 0 && region.node(relu).op_type() == "Relu" && region.node(relu).domain().empty()) {
+    claim.nodes.push_back(relu);
+    epilogue = Epilogue::kReluBias;
+    last = relu;
+  }
+  claim.outputs = {region.node(last).output(0)};
+  claim.runner = std::make_unique<LtMatMulNode>(*type, epilogue);
+  return std::optional<RegionClaim>(std::move(claim));
+}
+
 }  // namespace
 
 void AddMatMulLowerings(Lowering& lowering) {
+  lowering.AddRegion("MatMul", LowerMatMulRegion);
   lowering.Add("MatMul", [](const NodeView& view) { return Lower(view, false); });
   lowering.Add("Gemm", [](const NodeView& view) { return Lower(view, true); });
 }
