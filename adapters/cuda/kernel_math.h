@@ -267,4 +267,47 @@ PARITY_HD inline void AttendRow(const AttentionRow& a, Q q, K k, V v, Bias bias,
   for (int64_t d = 0; d < a.v_size; ++d) store(d, acc[d]);
 }
 
+// --- Reductions ------------------------------------------------------
+
+enum class ReduceOp : int { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kLogSum, kLogSumExp, kSumSquare };
+
+// One group of `count` values, read by load(j), reduced in double as the
+// reference does: the identity for an empty group (sum 0, prod 1, max -inf,
+// min +inf, log-sum -inf, a mean NaN); NaN wins max and min; LogSumExp
+// shifts by the group's maximum, and an infinite maximum decides alone.
+template <typename Load>
+PARITY_HD inline double ReduceGroup(ReduceOp op, int64_t count, Load load) {
+  using std::exp; using std::fabs; using std::log; using std::sqrt;
+  const double inf = HUGE_VAL;
+  double a = op == ReduceOp::kProd ? 1.0 : op == ReduceOp::kMax ? -inf : op == ReduceOp::kMin ? inf : 0.0;
+  double top = -inf;
+  if (op == ReduceOp::kLogSumExp) {
+    for (int64_t j = 0; j < count; ++j) {
+      const double v = load(j);
+      if (v != v || v > top) top = v;
+    }
+  }
+  for (int64_t j = 0; j < count; ++j) {
+    const double v = load(j);
+    switch (op) {
+      case ReduceOp::kSum: case ReduceOp::kMean: case ReduceOp::kLogSum: a += v; break;
+      case ReduceOp::kL1: a += fabs(v); break;
+      case ReduceOp::kL2: case ReduceOp::kSumSquare: a += v * v; break;
+      case ReduceOp::kProd: a *= v; break;
+      case ReduceOp::kMax: if (v != v || v > a) a = v; break;
+      case ReduceOp::kMin: if (v != v || v < a) a = v; break;
+      case ReduceOp::kLogSumExp: a += (top == inf || top == -inf) ? (v == top ? 1.0 : 0.0) : exp(v - top); break;
+    }
+  }
+  switch (op) {
+    case ReduceOp::kMean: return count == 0 ? inf - inf : a / static_cast<double>(count);
+    case ReduceOp::kL2: return sqrt(a);
+    case ReduceOp::kLogSum: return log(a);
+    case ReduceOp::kLogSumExp:
+      if (count == 0) return -inf;
+      return top != top ? top : ((top == inf || top == -inf) ? top : top + log(a));
+    default: return a;
+  }
+}
+
 }  // namespace parity::adapters::cuda

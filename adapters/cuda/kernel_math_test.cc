@@ -353,5 +353,44 @@ TEST(CudaKernelMathTest, AttentionRowsMatchTheReference) {
   }
 }
 
+TEST(CudaKernelMathTest, ReductionsMatchTheReference) {
+  const std::pair<const char*, ReduceOp> ops[] = {
+      {"ReduceSum", ReduceOp::kSum},       {"ReduceMean", ReduceOp::kMean},     {"ReduceMax", ReduceOp::kMax},
+      {"ReduceMin", ReduceOp::kMin},       {"ReduceProd", ReduceOp::kProd},     {"ReduceL1", ReduceOp::kL1},
+      {"ReduceL2", ReduceOp::kL2},         {"ReduceLogSum", ReduceOp::kLogSum}, {"ReduceLogSumExp", ReduceOp::kLogSumExp},
+      {"ReduceSumSquare", ReduceOp::kSumSquare}};
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> axes;
+    bool keepdims;
+  };
+  const Case cases[] = {{{2, 3, 4}, {1}, true}, {{2, 3, 4}, {0, 2}, false}, {{2, 3, 4}, {}, true}, {{3, 0, 2}, {1}, true},
+                        {{2, 3, 4}, {-1}, false}};
+  for (DataType type : kTypes) {
+    for (const Case& c : cases) {
+      Tensor x = Random(type, c.shape, 0.1, 2, 67);
+      if (x.size() > 5) x.SetDouble(5, NAN), x.SetDouble(2, INFINITY);
+      for (const auto& [name, op] : ops) {
+        NodeRunner runner(name);
+        runner.Opset(18).Attr("keepdims", int64_t{c.keepdims}).Input(x);
+        if (!c.axes.empty()) runner.Input(Tensor::FromInt64s({static_cast<int64_t>(c.axes.size())}, c.axes));
+        StatusOr<Tensor> want = runner.RunOne();
+        ASSERT_TRUE(want.ok()) << name << ": " << want.status().ToString();
+        std::vector<bool> reduced(c.shape.size(), c.axes.empty());
+        for (int64_t a : c.axes) reduced[static_cast<size_t>(a < 0 ? a + x.rank() : a)] = true;
+        const ReduceViews views = MakeReduceViews(x.shape(), reduced, c.keepdims);
+        ASSERT_EQ(views.out_dims, want->shape()) << name;
+        int64_t count = 1;
+        for (int i = 0; i < views.group.rank; ++i) count *= views.group.dims[i];
+        const Tensor got = Emulate(x, views.out_dims, [&](int64_t o) {
+          const int64_t base = StridedOffset(o, views.kept);
+          return ReduceGroup(op, count, [&](int64_t j) { return x.GetDouble(base + StridedOffset(j, views.group)); });
+        });
+        ExpectClose(got, *want, 1, StrCat(name, " ", DataTypeName(type), " ", ShapeToString(c.shape)));
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace parity::adapters::cuda

@@ -132,6 +132,18 @@ __global__ void AttentionKernel(AttentionArgs a, const T* q, const T* k, const T
   }
 }
 
+template <typename T>
+__global__ void ReduceKernel(ReduceOp op, const T* x, StridedView kept, StridedView group, T* y, int64_t out_count) {
+  int64_t count = 1;
+  for (int i = 0; i < group.rank; ++i) count *= group.dims[i];
+  PARITY_GRID_LOOP(o, out_count) {
+    const int64_t base = StridedOffset(o, kept);
+    const double value =
+        ReduceGroup(op, count, [&](int64_t j) { return static_cast<double>(Load(x, base + StridedOffset(j, group))); });
+    Store(y, o, static_cast<typename Compute<T>::type>(value));
+  }
+}
+
 cudaStream_t AsStream(Stream s) { return static_cast<cudaStream_t>(s); }
 
 int Done() { return static_cast<int>(cudaGetLastError()); }
@@ -240,6 +252,16 @@ int LaunchAttention(KType type, const AttentionArgs& args, const void* q, const 
     // Fewer threads a block: each keeps a row's accumulator in local memory.
     AttentionKernel<T><<<static_cast<int>((rows + 63) / 64), 64, 0, AsStream(stream)>>>(
         args, static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), static_cast<T*>(y));
+  });
+}
+
+int LaunchReduce(KType type, ReduceOp op, const void* x, const StridedView& kept, const StridedView& group, void* y,
+                 int64_t out_count, Stream stream) {
+  if (out_count == 0) return 0;
+  return ForType(type, [&](auto* t) {
+    using T = std::remove_pointer_t<decltype(t)>;
+    ReduceKernel<T><<<Blocks(out_count), kThreads, 0, AsStream(stream)>>>(op, static_cast<const T*>(x), kept, group,
+                                                                          static_cast<T*>(y), out_count);
   });
 }
 

@@ -64,4 +64,10 @@ struct AttentionArgs {
 int LaunchAttention(KType type, const AttentionArgs& args, const void* q, const void* k, const void* v, void* y,
                     Stream stream);
 
+// A reduction: output element o reduces the group of x at offset
+// StridedOffset(o, kept) + StridedOffset(j, group) for j < group's count
+// (kept: the output's dims with x's strides; group: the reduced dims).
+int LaunchReduce(KType type, ReduceOp op, const void* x, const StridedView& kept, const StridedView& group, void* y,
+                 int64_t out_count, Stream stream);
+
 }  // namespace parity::adapters::cuda

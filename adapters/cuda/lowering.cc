@@ -1,6 +1,6 @@
 // The nodes the CUDA adapter runs on its own kernels (kernels.cu):
-// element-wise unary and binary operators with broadcasting, Softmax and
-// LogSoftmax, Transpose, Gather, Concat, RMSNormalization,
+// element-wise unary and binary operators with broadcasting, the Reduce
+// operators, Softmax and LogSoftmax, Transpose, Gather, Concat, RMSNormalization,
 // RotaryEmbedding and TensorScatter, in float32, float16 and bfloat16
 // (Concat, Transpose, Gather and TensorScatter move elements of any fixed
 // width bit for bit, but claim only those three types: integer data, a
@@ -213,6 +213,62 @@ LowerFn LowerSoftmax(bool log_softmax) {
     const bool coerced = view.opset() < 13;
     return std::unique_ptr<LoweredNode>(
         std::make_unique<SoftmaxNode>(type, log_softmax, view.GetInt("axis", coerced ? 1 : -1), coerced));
+  };
+}
+
+// --- Reductions -------------------------------------------------------------
+
+class ReduceNode final : public KernelNode {
+ public:
+  ReduceNode(KType type, ReduceOp op, bool axes_from_input) : type_(type), op_(op), axes_from_input_(axes_from_input) {}
+
+  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
+    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
+    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+    const Tensor& x = ctx.tensor(0);
+    const int64_t rank = x.rank();
+    PARITY_RETURN_IF_ERROR(RequireRank(ctx, static_cast<size_t>(rank)));
+    // The axes, as the reference reads them (reduce.cc): the attribute, or
+    // the optional second input, where noop_with_empty_axes may make an
+    // empty list reduce nothing.
+    std::vector<int64_t> axes;
+    if (!axes_from_input_) {
+      axes = ctx.GetInts("axes");
+    } else if (ctx.has_input(1)) {
+      const Tensor& a = ctx.tensor(1);
+      if (!IsInteger(a.dtype()) || a.rank() > 1) return ctx.Error("axes must be a 1-D integer tensor, got ", a.Description());
+      axes = a.ToInt64s();
+    }
+    const bool noop = axes_from_input_ && ctx.GetInt("noop_with_empty_axes", 0) != 0;
+    std::vector<bool> reduced(static_cast<size_t>(rank), axes.empty() && !noop);
+    for (int64_t a : axes) {
+      if (a < -rank || a >= rank) return ctx.Error("axis ", a, " is out of range for rank ", rank);
+      const auto axis = static_cast<size_t>(a < 0 ? a + rank : a);
+      if (reduced[axis]) return ctx.Error("axis ", a, " appears twice in axes");
+      reduced[axis] = true;
+    }
+    const ReduceViews views = MakeReduceViews(x.shape(), reduced, ctx.GetInt("keepdims", 1) != 0);
+    PARITY_ASSIGN_OR_RETURN(const void* in, In(*cuda, ctx, 0));
+    PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> out,
+                            cuda->Allocate(static_cast<size_t>(views.out_count) * StorageSize(x.dtype())));
+    PARITY_RETURN_IF_ERROR(Launched(
+        ctx, LaunchReduce(type_, op_, in, views.kept, views.group, out->data(), views.out_count, cuda->stream()),
+        "reduction"));
+    return Out(*cuda, out, x.dtype(), views.out_dims);
+  }
+
+ private:
+  KType type_;
+  ReduceOp op_;
+  bool axes_from_input_;
+};
+
+// `axes_input_since`: the opset from which the axes are an input (13 for
+// ReduceSum, 18 for the others).
+LowerFn LowerReduce(ReduceOp op, int64_t axes_input_since) {
+  return [op, axes_input_since](const NodeView& view) -> StatusOr<std::unique_ptr<LoweredNode>> {
+    PARITY_ASSIGN_OR_RETURN(KType type, RequireKernelType(view, 0));
+    return std::unique_ptr<LoweredNode>(std::make_unique<ReduceNode>(type, op, view.opset() >= axes_input_since));
   };
 }
 
@@ -624,6 +680,14 @@ void AddKernelLowerings(Lowering& lowering) {
   for (const auto& [name, op] : binary) lowering.Add(name, LowerBinary(op, 7));
   lowering.Add("Max", LowerBinary(BinaryOp::kMax, 8));
   lowering.Add("Min", LowerBinary(BinaryOp::kMin, 8));
+  const std::pair<const char*, ReduceOp> reductions[] = {
+      {"ReduceMean", ReduceOp::kMean}, {"ReduceMax", ReduceOp::kMax},   {"ReduceMin", ReduceOp::kMin},
+      {"ReduceProd", ReduceOp::kProd}, {"ReduceL1", ReduceOp::kL1},     {"ReduceL2", ReduceOp::kL2},
+      {"ReduceLogSum", ReduceOp::kLogSum}, {"ReduceLogSumExp", ReduceOp::kLogSumExp},
+      {"ReduceSumSquare", ReduceOp::kSumSquare},
+  };
+  for (const auto& [name, op] : reductions) lowering.Add(name, LowerReduce(op, 18));
+  lowering.Add("ReduceSum", LowerReduce(ReduceOp::kSum, 13));
   lowering.Add("Softmax", LowerSoftmax(false));
   lowering.Add("LogSoftmax", LowerSoftmax(true));
   lowering.Add("Transpose", LowerTranspose);

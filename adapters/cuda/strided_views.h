@@ -44,4 +44,31 @@ inline StridedView TransposeView(const Shape& input, const std::vector<int64_t>&
   return view;
 }
 
+// A reduction of `input` over the axes marked in `reduced`: the output's
+// elements walked over the kept dims (kept), each one's group over the
+// reduced dims (group), both with input's strides; `out_dims` keeps the
+// reduced dims as 1 when keepdims. Precondition: rank at most kMaxRank.
+struct ReduceViews {
+  StridedView kept, group;
+  Shape out_dims;
+  int64_t out_count = 1;
+};
+inline ReduceViews MakeReduceViews(const Shape& input, const std::vector<bool>& reduced, bool keepdims) {
+  ReduceViews r;
+  const std::vector<int64_t> strides = RowMajorStrides(input);
+  for (size_t i = 0; i < input.size(); ++i) {
+    StridedView& view = reduced[i] ? r.group : r.kept;
+    view.dims[view.rank] = input[i];
+    view.strides[view.rank] = strides[i];
+    ++view.rank;
+    if (!reduced[i]) {
+      r.out_dims.push_back(input[i]);
+      r.out_count *= input[i];
+    } else if (keepdims) {
+      r.out_dims.push_back(1);
+    }
+  }
+  return r;
+}
+
 }  // namespace parity::adapters::cuda
