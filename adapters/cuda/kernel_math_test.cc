@@ -392,5 +392,85 @@ TEST(CudaKernelMathTest, ReductionsMatchTheReference) {
   }
 }
 
+TEST(CudaKernelMathTest, SliceViewsTakeTheReferencesElements) {
+  const Tensor x = Random(DataType::kFloat, {5, 6, 7}, -1, 1, 71);
+  struct Case {
+    std::vector<int64_t> starts, ends, axes, steps;
+  };
+  const Case cases[] = {
+      {{1, 0}, {4, 6}, {0, 1}, {1, 2}},          {{-1}, {-8}, {2}, {-2}},     {{0, 2, 1}, {100, -1, 7}, {0, 1, 2}, {3, 1, 5}},
+      {{10}, {20}, {1}, {1}},                    {{3}, {3}, {0}, {1}},        {{6, -100}, {-100, 100}, {2, 0}, {-3, 4}},
+      {{-2}, {-1}, {-1}, {1}},                   {{INT64_MAX}, {INT64_MIN}, {1}, {-INT64_MAX}},
+  };
+  const std::vector<int64_t> strides = RowMajorStrides(x.shape());
+  for (const Case& c : cases) {
+    const auto count = static_cast<int64_t>(c.starts.size());
+    StatusOr<Tensor> want = NodeRunner("Slice")
+                                .Opset(13)
+                                .Input(x)
+                                .Input(Tensor::FromInt64s({count}, c.starts))
+                                .Input(Tensor::FromInt64s({count}, c.ends))
+                                .Input(Tensor::FromInt64s({count}, c.axes))
+                                .Input(Tensor::FromInt64s({count}, c.steps))
+                                .RunOne();
+    ASSERT_TRUE(want.ok()) << want.status().ToString();
+    StridedView view;
+    view.rank = 3;
+    for (int d = 0; d < 3; ++d) view.dims[d] = x.dim(d), view.strides[d] = strides[static_cast<size_t>(d)];
+    int64_t base = 0;
+    for (size_t i = 0; i < c.axes.size(); ++i) {
+      const int64_t axis = c.axes[i] < 0 ? c.axes[i] + 3 : c.axes[i];
+      const SliceAxis slice = SliceOf(x.dim(axis), c.starts[i], c.ends[i], c.steps[i]);
+      view.dims[axis] = slice.count;
+      view.strides[axis] = strides[static_cast<size_t>(axis)] * c.steps[i];
+      if (slice.count > 0) base += slice.first * strides[static_cast<size_t>(axis)];
+    }
+    const Shape out_dims(view.dims, view.dims + 3);
+    ASSERT_EQ(out_dims, want->shape());
+    ExpectClose(Emulate(x, out_dims, [&](int64_t i) { return x.GetDouble(base + StridedOffset(i, view)); }), *want, 0,
+                "Slice");
+  }
+}
+
+TEST(CudaKernelMathTest, ExpandWhereAndCastMatchTheReference) {
+  const Tensor x = Random(DataType::kFloat, {3, 1, 4}, -1, 1, 73);
+  StatusOr<Tensor> expanded = NodeRunner("Expand").Opset(13).Input(x).Input(Tensor::FromInt64s({4}, {2, 1, 5, 1})).RunOne();
+  ASSERT_TRUE(expanded.ok()) << expanded.status().ToString();
+  const StridedView view = BroadcastView(x.shape(), expanded->shape());
+  ExpectClose(Emulate(x, expanded->shape(), [&](int64_t i) { return x.GetDouble(StridedOffset(i, view)); }), *expanded,
+              0, "Expand");
+
+  Tensor cond = *Tensor::Create(DataType::kBool, {5, 4});
+  for (int64_t i = 0; i < cond.size(); ++i) cond.SetInt64(i, i % 3 == 0);
+  const Tensor z = Random(DataType::kFloat, {5, 1}, -1, 1, 79);
+  StatusOr<Tensor> chosen = NodeRunner("Where").Opset(16).Input(cond).Input(x).Input(z).RunOne();
+  ASSERT_TRUE(chosen.ok()) << chosen.status().ToString();
+  const Shape out = chosen->shape();
+  const StridedView cv = BroadcastView(cond.shape(), out), xv = BroadcastView(x.shape(), out),
+                    zv = BroadcastView(z.shape(), out);
+  ExpectClose(Emulate(x, out, [&](int64_t i) {
+                return cond.GetInt64(StridedOffset(i, cv)) ? x.GetDouble(StridedOffset(i, xv))
+                                                           : z.GetDouble(StridedOffset(i, zv));
+              }),
+              *chosen, 0, "Where");
+
+  // A cast rounds once from the source's value to the target type.
+  for (DataType from : kTypes) {
+    Tensor source = Random(from, {40}, -70000, 70000, 83);
+    source.SetDouble(0, NAN), source.SetDouble(1, INFINITY), source.SetDouble(2, 1e-8);
+    for (DataType to : kTypes) {
+      StatusOr<Tensor> want = NodeRunner("Cast").Opset(19).Attr("to", static_cast<int64_t>(to)).Input(source).RunOne();
+      ASSERT_TRUE(want.ok()) << want.status().ToString();
+      Tensor got = *Tensor::Create(to, source.shape());
+      for (int64_t i = 0; i < source.size(); ++i) {
+        // The kernel widens float32 to double and the 16-bit types to float, then rounds once.
+        got.SetDouble(i, from == DataType::kFloat ? source.GetDouble(i)
+                                                  : static_cast<double>(static_cast<float>(source.GetDouble(i))));
+      }
+      ExpectClose(got, *want, 0, StrCat("Cast ", DataTypeName(from), " to ", DataTypeName(to)));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace parity::adapters::cuda

@@ -144,6 +144,17 @@ __global__ void ReduceKernel(ReduceOp op, const T* x, StridedView kept, StridedV
   }
 }
 
+template <typename From, typename To>
+__global__ void CastKernel(const From* x, To* y, int64_t n) {
+  PARITY_GRID_LOOP(i, n) { Store(y, i, static_cast<typename Compute<To>::type>(Load(x, i))); }
+}
+
+template <typename E>
+__global__ void WhereKernel(const uint8_t* cond, StridedView cv, const E* x, StridedView xv, const E* z,
+                            StridedView zv, E* y, int64_t n) {
+  PARITY_GRID_LOOP(i, n) { y[i] = cond[StridedOffset(i, cv)] ? x[StridedOffset(i, xv)] : z[StridedOffset(i, zv)]; }
+}
+
 cudaStream_t AsStream(Stream s) { return static_cast<cudaStream_t>(s); }
 
 int Done() { return static_cast<int>(cudaGetLastError()); }
@@ -262,6 +273,30 @@ int LaunchReduce(KType type, ReduceOp op, const void* x, const StridedView& kept
     using T = std::remove_pointer_t<decltype(t)>;
     ReduceKernel<T><<<Blocks(out_count), kThreads, 0, AsStream(stream)>>>(op, static_cast<const T*>(x), kept, group,
                                                                           static_cast<T*>(y), out_count);
+  });
+}
+
+int LaunchCast(KType from, KType to, const void* x, void* y, int64_t n, Stream stream) {
+  if (n == 0) return 0;
+  return ForType(from, [&](auto* f) {
+    using From = std::remove_pointer_t<decltype(f)>;
+    ForType(to, [&](auto* t) {
+      using To = std::remove_pointer_t<decltype(t)>;
+      CastKernel<From, To><<<Blocks(n), kThreads, 0, AsStream(stream)>>>(static_cast<const From*>(x),
+                                                                         static_cast<To*>(y), n);
+    });
+  });
+}
+
+int LaunchWhere(int element_bytes, const void* cond, const StridedView& c_view, const void* x,
+                const StridedView& x_view, const void* z, const StridedView& z_view, void* y, int64_t n,
+                Stream stream) {
+  if (n == 0) return 0;
+  return ForBytes(element_bytes, [&](auto* t) {
+    using E = std::remove_pointer_t<decltype(t)>;
+    WhereKernel<E><<<Blocks(n), kThreads, 0, AsStream(stream)>>>(static_cast<const uint8_t*>(cond), c_view,
+                                                                 static_cast<const E*>(x), x_view,
+                                                                 static_cast<const E*>(z), z_view, static_cast<E*>(y), n);
   });
 }
 

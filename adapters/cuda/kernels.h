@@ -70,4 +70,13 @@ int LaunchAttention(KType type, const AttentionArgs& args, const void* q, const 
 int LaunchReduce(KType type, ReduceOp op, const void* x, const StridedView& kept, const StridedView& group, void* y,
                  int64_t out_count, Stream stream);
 
+// y[i] = x[i] converted from `from` to `to`, rounded once (to nearest even).
+int LaunchCast(KType from, KType to, const void* x, void* y, int64_t n, Stream stream);
+
+// Where: y[i] = cond[c offset] ? x[x offset] : z[z offset], elements of
+// `element_bytes`; cond is bool (one byte).
+int LaunchWhere(int element_bytes, const void* cond, const StridedView& c_view, const void* x,
+                const StridedView& x_view, const void* z, const StridedView& z_view, void* y, int64_t n,
+                Stream stream);
+
 }  // namespace parity::adapters::cuda

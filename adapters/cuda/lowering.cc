@@ -1,11 +1,12 @@
 // The nodes the CUDA adapter runs on its own kernels (kernels.cu):
 // element-wise unary and binary operators with broadcasting, the Reduce
-// operators, Softmax and LogSoftmax, Transpose, Gather, Concat, RMSNormalization,
-// RotaryEmbedding and TensorScatter, in float32, float16 and bfloat16
-// (Concat, Transpose, Gather and TensorScatter move elements of any fixed
-// width bit for bit, but claim only those three types: integer data, a
-// model's shape arithmetic, stays on the host). The shape-only operators
-// are views (adapters/device/view_node.h).
+// operators, Softmax and LogSoftmax, Transpose, Gather, Slice, Expand,
+// Concat, Where, Cast among the three float types, RMSNormalization,
+// RotaryEmbedding and TensorScatter, in float32, float16 and bfloat16 (the
+// data movers copy elements of any fixed width bit for bit, but claim only
+// those three types: integer data, a model's shape arithmetic, stays on
+// the host). The shape-only operators are views (adapters/device/
+// view_node.h).
 //
 // Each node reads its inputs through the context's residency
 // (cuda_context.h), launches its kernel on the context's stream, and
@@ -372,6 +373,184 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerGather(const NodeView& view) {
   return std::unique_ptr<LoweredNode>(std::make_unique<GatherNode>(view.GetInt("axis", 0)));
 }
 
+// --- Slice and Expand ---------------------------------------------------------
+
+// Reads an integer input (starts, ends, axes, steps, a shape) on the host.
+StatusOr<std::vector<int64_t>> Integers(const KernelContext& ctx, size_t i, std::string_view what) {
+  const Tensor& t = ctx.tensor(i);
+  if (!IsInteger(t.dtype()) || t.rank() > 1) return ctx.Error(what, " must be a 1-D integer tensor, got ", t.Description());
+  return t.ToInt64s();
+}
+
+// Slice-10 and later: a strided view of the input from the first element
+// taken, each axis stepping by its step.
+class SliceNode final : public KernelNode {
+ public:
+  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
+    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
+    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+    const Tensor& x = ctx.tensor(0);
+    const int64_t rank = x.rank();
+    PARITY_RETURN_IF_ERROR(RequireRank(ctx, static_cast<size_t>(rank)));
+    if (!ctx.has_input(1) || !ctx.has_input(2)) return ctx.Error("starts and ends are required");
+    PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> starts, Integers(ctx, 1, "starts"));
+    PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> ends, Integers(ctx, 2, "ends"));
+    std::vector<int64_t> axes, steps(starts.size(), 1);
+    if (ctx.has_input(3)) {
+      PARITY_ASSIGN_OR_RETURN(axes, Integers(ctx, 3, "axes"));
+    } else {
+      for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+    }
+    if (ctx.has_input(4)) {
+      PARITY_ASSIGN_OR_RETURN(steps, Integers(ctx, 4, "steps"));
+    }
+    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) {
+      return ctx.Error("starts, ends, axes and steps must have the same length");
+    }
+    const std::vector<int64_t> strides = RowMajorStrides(x.shape());
+    StridedView view;
+    view.rank = static_cast<int>(rank);
+    for (int64_t d = 0; d < rank; ++d) view.dims[d] = x.dim(d), view.strides[d] = strides[static_cast<size_t>(d)];
+    std::vector<bool> seen(static_cast<size_t>(rank), false);
+    int64_t base = 0;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      if (axes[i] < -rank || axes[i] >= rank) return ctx.Error("axis ", axes[i], " is out of range for rank ", rank);
+      const int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+      if (seen[static_cast<size_t>(axis)]) return ctx.Error("axis ", axes[i], " appears twice");
+      seen[static_cast<size_t>(axis)] = true;
+      if (steps[i] == 0) return ctx.Error("step on axis ", axis, " is zero");
+      const SliceAxis slice = SliceOf(x.dim(axis), starts[i], ends[i], steps[i]);
+      view.dims[axis] = slice.count;
+      view.strides[axis] = strides[static_cast<size_t>(axis)] * steps[i];
+      if (slice.count > 0) base += slice.first * strides[static_cast<size_t>(axis)];
+    }
+    const Shape out_dims(view.dims, view.dims + rank);
+    PARITY_ASSIGN_OR_RETURN(int64_t n, ElementCount(out_dims));
+    return Copy(*cuda, ctx, view, base, out_dims, n);
+  }
+
+ protected:
+  // The elements of input 0 read along `view` from element `base`.
+  static StatusOr<std::vector<Value>> Copy(CudaContext& cuda, const KernelContext& ctx, const StridedView& view,
+                                           int64_t base, const Shape& out_dims, int64_t n) {
+    const Tensor& x = ctx.tensor(0);
+    const auto element = static_cast<int64_t>(StorageSize(x.dtype()));
+    PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> out, cuda.Allocate(static_cast<size_t>(n * element)));
+    if (n > 0) {
+      PARITY_ASSIGN_OR_RETURN(const void* in, In(cuda, ctx, 0));
+      PARITY_RETURN_IF_ERROR(Launched(ctx,
+                                      LaunchStridedCopy(static_cast<int>(element),
+                                                        static_cast<const char*>(in) + base * element, view,
+                                                        out->data(), n, cuda.stream()),
+                                      "strided copy"));
+    }
+    return Out(cuda, out, x.dtype(), out_dims);
+  }
+};
+
+// Expand: the input broadcast to the shape given (numpy rules, both ways).
+class ExpandNode final : public KernelNode {
+ public:
+  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
+    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
+    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+    const Tensor& x = ctx.tensor(0);
+    PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> shape, Integers(ctx, 1, "shape"));
+    PARITY_ASSIGN_OR_RETURN(Shape out_dims, Broadcast(ctx, x.shape(), shape));
+    PARITY_RETURN_IF_ERROR(RequireRank(ctx, out_dims.size()));
+    PARITY_ASSIGN_OR_RETURN(int64_t n, ElementCount(out_dims));
+    const auto element = static_cast<int64_t>(StorageSize(x.dtype()));
+    PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> out, cuda->Allocate(static_cast<size_t>(n * element)));
+    if (n > 0) {
+      PARITY_ASSIGN_OR_RETURN(const void* in, In(*cuda, ctx, 0));
+      PARITY_RETURN_IF_ERROR(Launched(ctx,
+                                      LaunchStridedCopy(static_cast<int>(element), in, BroadcastView(x.shape(), out_dims),
+                                                        out->data(), n, cuda->stream()),
+                                      "expand"));
+    }
+    return Out(*cuda, out, x.dtype(), out_dims);
+  }
+};
+
+StatusOr<std::unique_ptr<LoweredNode>> LowerSlice(const NodeView& view) {
+  if (view.opset() < 10) return NotLowered("opset ", view.opset(), " (starts and ends as attributes)");
+  PARITY_RETURN_IF_ERROR(RequireKernelType(view, 0).status());
+  return std::unique_ptr<LoweredNode>(std::make_unique<SliceNode>());
+}
+
+StatusOr<std::unique_ptr<LoweredNode>> LowerExpand(const NodeView& view) {
+  PARITY_RETURN_IF_ERROR(RequireKernelType(view, 0).status());
+  return std::unique_ptr<LoweredNode>(std::make_unique<ExpandNode>());
+}
+
+// --- Cast and Where -------------------------------------------------------------
+
+class CastNode final : public KernelNode {
+ public:
+  CastNode(KType from, KType to, DataType to_type) : from_(from), to_(to), to_type_(to_type) {}
+
+  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
+    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
+    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+    const Tensor& x = ctx.tensor(0);
+    PARITY_ASSIGN_OR_RETURN(const void* in, In(*cuda, ctx, 0));
+    PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> out,
+                            cuda->Allocate(static_cast<size_t>(x.size()) * StorageSize(to_type_)));
+    PARITY_RETURN_IF_ERROR(Launched(ctx, LaunchCast(from_, to_, in, out->data(), x.size(), cuda->stream()), "cast"));
+    return Out(*cuda, out, to_type_, x.shape());
+  }
+
+ private:
+  KType from_, to_;
+  DataType to_type_;
+};
+
+// Cast between float32, float16 and bfloat16 (rounding to nearest even;
+// saturate, from opset 19, concerns only the 8-bit floats).
+StatusOr<std::unique_ptr<LoweredNode>> LowerCast(const NodeView& view) {
+  PARITY_ASSIGN_OR_RETURN(KType from, RequireKernelType(view, 0));
+  const auto to_type = static_cast<DataType>(view.GetInt("to", 0));
+  const std::optional<KType> to = KernelType(to_type);
+  if (!to) return NotLowered("a cast to type ", view.GetInt("to", 0), " (the kernel casts among float32, float16, bfloat16)");
+  return std::unique_ptr<LoweredNode>(std::make_unique<CastNode>(from, *to, to_type));
+}
+
+class WhereNode final : public KernelNode {
+ public:
+  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
+    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
+    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+    const Tensor& c = ctx.tensor(0);
+    const Tensor& x = ctx.tensor(1);
+    const Tensor& z = ctx.tensor(2);
+    if (c.dtype() != DataType::kBool || x.dtype() != z.dtype()) {
+      return ctx.Error("inputs of ", c.Description(), ", ", x.Description(), " and ", z.Description());
+    }
+    PARITY_ASSIGN_OR_RETURN(Shape partial, Broadcast(ctx, c.shape(), x.shape()));
+    PARITY_ASSIGN_OR_RETURN(Shape out_dims, Broadcast(ctx, partial, z.shape()));
+    PARITY_RETURN_IF_ERROR(RequireRank(ctx, out_dims.size()));
+    PARITY_ASSIGN_OR_RETURN(int64_t n, ElementCount(out_dims));
+    PARITY_ASSIGN_OR_RETURN(const void* dc, In(*cuda, ctx, 0));
+    PARITY_ASSIGN_OR_RETURN(const void* dx, In(*cuda, ctx, 1));
+    PARITY_ASSIGN_OR_RETURN(const void* dz, In(*cuda, ctx, 2));
+    PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> out,
+                            cuda->Allocate(static_cast<size_t>(n) * StorageSize(x.dtype())));
+    PARITY_RETURN_IF_ERROR(Launched(ctx,
+                                    LaunchWhere(static_cast<int>(StorageSize(x.dtype())), dc,
+                                                BroadcastView(c.shape(), out_dims), dx, BroadcastView(x.shape(), out_dims),
+                                                dz, BroadcastView(z.shape(), out_dims), out->data(), n, cuda->stream()),
+                                    "where"));
+    return Out(*cuda, out, x.dtype(), out_dims);
+  }
+};
+
+StatusOr<std::unique_ptr<LoweredNode>> LowerWhere(const NodeView& view) {
+  if (view.input_type(0) != DataType::kBool) return NotLowered("a condition not known to be bool");
+  PARITY_RETURN_IF_ERROR(RequireKernelType(view, 1).status());
+  if (view.input_type(2) != view.input_type(1)) return NotLowered("X and Y of two types");
+  return std::unique_ptr<LoweredNode>(std::make_unique<WhereNode>());
+}
+
 // --- Concat -----------------------------------------------------------------
 
 // Each input, viewed as [outer, its own axis extent * inner], is one 2-D
@@ -693,6 +872,10 @@ void AddKernelLowerings(Lowering& lowering) {
   lowering.Add("Transpose", LowerTranspose);
   lowering.Add("Gather", LowerGather);
   lowering.Add("Concat", LowerConcat);
+  lowering.Add("Slice", LowerSlice);
+  lowering.Add("Expand", LowerExpand);
+  lowering.Add("Cast", LowerCast);
+  lowering.Add("Where", LowerWhere);
   lowering.Add("RMSNormalization", LowerRmsNorm);
   lowering.Add("RotaryEmbedding", LowerRotary);
   lowering.Add("TensorScatter", LowerTensorScatter);

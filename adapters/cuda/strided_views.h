@@ -2,6 +2,7 @@
 // from shapes on the host: broadcasting and transposition.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "adapters/cuda/kernel_math.h"
@@ -69,6 +70,30 @@ inline ReduceViews MakeReduceViews(const Shape& input, const std::vector<bool>& 
     }
   }
   return r;
+}
+
+// One axis of Slice (numpy rules, as the reference's SliceMap): the first
+// index taken and how many, for `step` (nonzero) from `start` to `end`.
+struct SliceAxis {
+  int64_t first = 0, count = 0;
+};
+inline SliceAxis SliceOf(int64_t dim, int64_t start, int64_t end, int64_t step) {
+  if (start < 0) start += dim;
+  if (end < 0) end += dim;
+  SliceAxis s;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, dim);
+    end = std::clamp<int64_t>(end, 0, dim);
+    s.first = start;
+    // ceil((end - start) / step), computed without overflow for large steps
+    s.count = end > start ? (end - start - 1) / step + 1 : 0;
+  } else {
+    start = std::clamp<int64_t>(start, -1, dim - 1);
+    end = std::clamp<int64_t>(end, -1, dim - 1);
+    s.first = start;
+    s.count = start > end ? (start - end - 1) / (-step) + 1 : 0;
+  }
+  return s;
 }
 
 }  // namespace parity::adapters::cuda
