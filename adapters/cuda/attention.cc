@@ -5,8 +5,9 @@
 // total, size]: they are present_key and present_value, and what both
 // paths read.
 //
-// Path: cuDNN's fused SDPA (cudnn_graphs.h) for the float16 and bfloat16 problems
-// it computes as the operator does; the adapter's own kernel otherwise
+// Path: cuDNN's fused SDPA (cudnn_graphs.h) for the float16 and bfloat16
+// problems whose masking it implements as the operator does; the adapter's
+// own kernel otherwise
 // (every type, masks, soft cap, windows, nonpad_kv_seqlen), which follows
 // the reference's exact path in double. A shape cuDNN refuses is
 // remembered and runs on the own kernel. The QK output is not computed
@@ -150,7 +151,7 @@ class AttentionNode final : public LoweredNode {
   }
 
  private:
-  // The problems cuDNN's SDPA computes as the operator does (cudnn_graphs.h).
+  // The problems whose masking cuDNN's SDPA implements as the operator does (cudnn_graphs.h).
   static bool FitsSdpa(const AttentionProblem& p) {
     return !p.mask.present() && p.softcap == 0 && p.left_window < 0 && p.right_window < 0 && p.nonpad_lens.empty() &&
            p.head_size == p.v_size && (!p.causal || p.Offset(0) == p.total - p.q_len);

@@ -1,5 +1,5 @@
-// Conv and LayerNormalization on cuDNN's graph API (cudnn_graphs.h), in
-// float32, float16 and bfloat16. Both are claimed only where their shapes
+// Conv (grouped and depthwise too) and LayerNormalization on cuDNN's graph
+// API (cudnn_graphs.h), in float32, float16 and bfloat16. Both are claimed only where their shapes
 // are static, so that cuDNN's graph is built, checked and planned at
 // session creation (the load-time cost): a problem cuDNN refuses falls
 // back then, with cuDNN's reason, instead of failing a run. With no device
@@ -102,8 +102,10 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerConv(const NodeView& view) {
   }
   const size_t spatial = x->size() - 2;
   const int64_t group = view.GetInt("group", 1);
-  if (group != 1) return NotLowered("group ", group, " (grouped convolution is not lowered)");
-  if ((*w)[1] != (*x)[1]) return NotLowered("W's channels ", (*w)[1], " differ from X's ", (*x)[1]);
+  if (group <= 0 || (*w)[1] * group != (*x)[1] || (*w)[0] % group != 0) {
+    return NotLowered("group ", group, " with X's ", (*x)[1], " channels and W ", ShapeToString(*w),
+                      " (the operator refuses it; the reference says why)");
+  }
   if (const auto kernel = view.GetInts("kernel_shape"); kernel && !std::equal(kernel->begin(), kernel->end(), w->begin() + 2, w->end())) {
     return NotLowered("kernel_shape differs from W's spatial dims");
   }

@@ -37,8 +37,8 @@ struct CublasLt {
 StatusOr<const CublasLt*> LoadCublasLt();
 
 // What the epilogue adds: nothing, or a bias of m (= N) values per column
-// of the column-major output, one per output feature, then Relu or not.
-enum class Epilogue { kNone, kBias, kReluBias };
+// of the column-major output, one per output feature.
+enum class Epilogue { kNone, kBias };
 
 // The descriptors of one call (the matmul, the three layouts; the output's
 // serves C and D), made without a device; destroyed with the object.

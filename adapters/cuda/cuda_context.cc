@@ -38,6 +38,13 @@ StatusOr<CudaContext*> CudaContext::Get() {
     if (const cudaError_t e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking); e != cudaSuccess) {
       return Status(StatusCode::kUnavailable, StrCat("no CUDA stream: ", cudaGetErrorName(e)));
     }
+    // Freed memory stays in the device's pool instead of going back to the
+    // driver at each synchronization (the default threshold is 0).
+    cudaMemPool_t pool = nullptr;
+    if (cudaDeviceGetDefaultMemPool(&pool, 0) == cudaSuccess) {
+      uint64_t keep = UINT64_MAX;
+      cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+    }
     auto* made = new CudaContext;  // lives as long as the process
     made->stream_ = stream;
     return made;
@@ -79,6 +86,11 @@ StatusOr<const void*> CudaContext::DeviceData(const Tensor& host) {
   transfers_.upload_bytes += host.byte_size();
   resident_.push_back({host, device});
   return static_cast<const void*>(device->data());
+}
+
+void CudaContext::Forget(const Tensor& host) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::erase_if(resident_, [&](const Resident& r) { return r.host.SharesBufferWith(host); });
 }
 
 StatusOr<void*> CudaContext::MutableDeviceData(const Tensor& host) {

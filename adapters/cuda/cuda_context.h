@@ -11,9 +11,10 @@
 // kept beside it, so the next lowered node reads it on the device. A
 // device copy is dropped when no tensor but the cache's own holds its host
 // buffer. A host buffer written after it is made (a key/value cache that a
-// stateful session binds, written in place by TensorScatter) is written on
-// both sides at once (MutableDeviceData), so a resident copy never goes
-// stale.
+// stateful session binds) is either written on both sides at once by the
+// adapter's in-place TensorScatter (MutableDeviceData), or written by the
+// evaluator on the host, which tells the adapter (Forget), so a resident
+// copy never goes stale.
 //
 // Every copy is counted (Transfers), so that a report or a benchmark can
 // say what fallback and the host boundary cost.
@@ -79,6 +80,10 @@ class CudaContext {
   // A host tensor of `type` and `shape` holding `device`'s bytes, downloaded
   // now (the stream is synchronized first); `device` stays resident for it.
   StatusOr<Tensor> Download(const std::shared_ptr<DeviceBuffer>& device, DataType type, const Shape& shape);
+  // Drops the device copy of `host`'s buffer, if one is resident: the host
+  // wrote that buffer (NodeKernels::host_wrote), or a write to the device
+  // copy failed halfway.
+  void Forget(const Tensor& host);
   // Waits for the stream; an error names the failed kernel's error.
   Status Synchronize();
 

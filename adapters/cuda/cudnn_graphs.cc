@@ -130,6 +130,13 @@ StatusOr<Graph> BuildConv(const ConvShape& s, int sm_version) {
     return Status(StatusCode::kUnimplemented, StrCat("cuDNN's convolution takes 1 to 3 spatial dims, not X ",
                                                      ShapeToString(s.x), " and W ", ShapeToString(s.w)));
   }
+  // Groups are read from the channels (cuDNN's convention): X's channels
+  // split into groups of W's, and each group owns as many of W's filters.
+  // The frontend's validation does not check this; it is checked here.
+  if (s.w[1] <= 0 || s.x[1] % s.w[1] != 0 || s.w[0] % (s.x[1] / s.w[1]) != 0) {
+    return Status(StatusCode::kUnimplemented, StrCat("X's ", s.x[1], " channels and W ", ShapeToString(s.w),
+                                                     " make no whole groups"));
+  }
   PARITY_RETURN_IF_ERROR(OpenCudnn());
   Graph made = NewGraph(s.type, sm_version);
   fe::graph::Graph& g = *made.graph;

@@ -29,9 +29,10 @@ class CudnnPlan {
   virtual Status Run(const std::vector<const void*>& tensors) = 0;
 };
 
-// --- SDPA: the float16 and bfloat16 problems cuDNN computes as the
-// operator does: no mask tensor, no soft cap, no window, no per-entry key
-// lengths; causal or not (the diagonal bottom-right aligned: query i of
+// --- SDPA: the float16 and bfloat16 problems whose masking cuDNN's SDPA
+// implements as the operator does (its roundings are its own: P is rounded
+// to the input type before P·V): no mask tensor, no soft cap, no window,
+// no per-entry key lengths; causal or not (the diagonal bottom-right aligned: query i of
 // q_len sees keys up to past_len + i); grouped-query heads; head size a
 // multiple of 8 up to 256. Tensors: Q, K, V, O.
 struct SdpaShape {
@@ -49,8 +50,9 @@ struct SdpaShape {
 Status SdpaEligible(const SdpaShape& shape);
 
 // --- Convolution (ONNX Conv, cross-correlation): X [N, C, spatial...],
-// W [K, C / group, kernel...], an optional bias [K]; 1-D convolutions as
-// 2-D ones of height 1. Tensors: X, W, (B,) Y.
+// W [K, C / group, kernel...] (the groups read from the channels), an
+// optional bias [K]; 1-D convolutions as 2-D ones of height 1. Tensors:
+// X, W, (B,) Y.
 struct ConvShape {
   DataType type = DataType::kFloat;
   Shape x, w;

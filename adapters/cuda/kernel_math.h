@@ -205,17 +205,31 @@ struct AttentionRow {
   double scale = 1, softcap = 0;
 };
 
+// a + b, or the int64 bound it passes (the reference's SaturatingAdd):
+// window sizes and key lengths are free int64 values.
+PARITY_HD inline int64_t SaturatingAdd(int64_t a, int64_t b) {
+  constexpr int64_t kMax = 0x7fffffffffffffff, kMin = -kMax - 1;
+  if (b > 0 && a > kMax - b) return kMax;
+  if (b < 0 && a < kMin - b) return kMin;
+  return a + b;
+}
+
 // Keys [lo, hi) of query row i of batch entry b (the reference's
 // AttentionProblem::AllowedKeys): `offset` is the position of query 0 among
-// the keys, `limit` nonpad_kv_seqlen[b] or -1, windows -1 when unbounded.
+// the keys, `limit` nonpad_kv_seqlen[b] when `has_limit`, windows -1 when
+// unbounded.
 PARITY_HD inline void AllowedKeys(int64_t i, int64_t offset, int64_t total, bool causal, int64_t left_window,
-                                  int64_t right_window, int64_t limit, int64_t* lo_out, int64_t* hi_out) {
-  const int64_t pos = i + offset;
+                                  int64_t right_window, bool has_limit, int64_t limit, int64_t* lo_out,
+                                  int64_t* hi_out) {
+  const int64_t pos = SaturatingAdd(i, offset);
   int64_t lo = 0, hi = total;
-  if (causal && pos + 1 < hi) hi = pos + 1;
-  if (left_window >= 0 && pos - left_window > lo) lo = pos - left_window;
-  if (right_window >= 0 && pos + right_window + 1 < hi) hi = pos + right_window + 1;
-  if (limit >= 0 && limit < hi) hi = limit;
+  if (causal && SaturatingAdd(pos, 1) < hi) hi = SaturatingAdd(pos, 1);
+  if (left_window >= 0 && SaturatingAdd(pos, -left_window) > lo) lo = SaturatingAdd(pos, -left_window);
+  if (right_window >= 0) {
+    const int64_t end = SaturatingAdd(SaturatingAdd(pos, right_window), 1);
+    if (end < hi) hi = end;
+  }
+  if (has_limit && limit < hi) hi = limit;
   if (lo > total) lo = total;
   *lo_out = lo;
   *hi_out = hi > lo ? hi : lo;

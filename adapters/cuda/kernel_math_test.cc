@@ -7,11 +7,13 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "adapters/cuda/kernel_math.h"
 #include "adapters/cuda/strided_views.h"
 #include "reference/core/float_formats.h"
+#include "reference/ops/attention/attention_problem.h"
 #include "reference/ops/node_runner.h"
 
 namespace parity::adapters::cuda {
@@ -329,7 +331,7 @@ TEST(CudaKernelMathTest, AttentionRowsMatchTheReference) {
           for (int64_t i = 0; i < c.q_len; ++i) {
             AttentionRow r;
             r.total = total, r.head_size = size, r.v_size = v_size, r.scale = scale, r.softcap = c.softcap;
-            AllowedKeys(i, past_len, total, c.causal, -1, -1, -1, &r.lo, &r.hi);
+            AllowedKeys(i, past_len, total, c.causal, -1, -1, false, 0, &r.lo, &r.hi);
             const int64_t kv = h / (q_heads / kv_heads);
             auto at = [&](int64_t width, int64_t d) {
               return c.three_d ? (b * c.q_len + i) * q_heads * width + h * width + d
@@ -468,6 +470,37 @@ TEST(CudaKernelMathTest, ExpandWhereAndCastMatchTheReference) {
                                                   : static_cast<double>(static_cast<float>(source.GetDouble(i))));
       }
       ExpectClose(got, *want, 0, StrCat("Cast ", DataTypeName(from), " to ", DataTypeName(to)));
+    }
+  }
+}
+
+// The own Attention kernel's key ranges against the reference's, windows,
+// key lengths and int64 extremes included (no overflow, a negative length
+// masks everything).
+TEST(CudaKernelMathTest, AttentionKeyRangesMatchTheReferenceAtTheExtremes) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
+  const int64_t windows[] = {-1, 0, 2, kMax};
+  const int64_t limits[] = {5, 0, -3, kMax, kMin};
+  for (bool causal : {false, true}) {
+    for (int64_t left : windows) {
+      for (int64_t right : windows) {
+        for (int64_t limit : limits) {
+          for (bool external : {false, true}) {
+            ops::attention::AttentionProblem p;
+            const Tensor past;
+            p.q_len = 3, p.total = 7, p.past_len = 4, p.causal = causal, p.left_window = left, p.right_window = right;
+            p.nonpad_lens = {limit};
+            if (!external) p.past_key = &past;  // a past cache: query 0 sits at past_len
+            for (int64_t i = 0; i < p.q_len; ++i) {
+              const ops::attention::KeyRange want = p.AllowedKeys(0, i);
+              int64_t lo = 0, hi = 0;
+              AllowedKeys(i, p.Offset(0), p.total, causal, left, right, true, limit, &lo, &hi);
+              EXPECT_EQ(lo, want.lo) << causal << " " << left << " " << right << " " << limit << " row " << i;
+              EXPECT_EQ(hi, want.hi) << causal << " " << left << " " << right << " " << limit << " row " << i;
+            }
+          }
+        }
+      }
     }
   }
 }

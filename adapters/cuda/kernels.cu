@@ -1,7 +1,9 @@
 // The CUDA adapter's own kernels (kernels.h). Each is a grid-stride loop
 // over its output; what it computes per element is kernel_math.h's, shared
 // with the host tests. Loads widen to the compute type (double for
-// float32, float for the 16-bit types) and stores round once.
+// float32, float for the 16-bit types) and stores round once; the kernels
+// that compute in double for every type (RMSNormalization, Attention, the
+// reductions) round from double once (StoreDouble).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -27,6 +29,10 @@ __device__ inline float Load(const __nv_bfloat16* p, int64_t i) { return __bfloa
 __device__ inline void Store(float* p, int64_t i, double v) { p[i] = static_cast<float>(v); }
 __device__ inline void Store(__half* p, int64_t i, float v) { p[i] = __float2half_rn(v); }
 __device__ inline void Store(__nv_bfloat16* p, int64_t i, float v) { p[i] = __float2bfloat16_rn(v); }
+// A double rounded once to the element type (not through float first).
+__device__ inline void StoreDouble(float* p, int64_t i, double v) { p[i] = static_cast<float>(v); }
+__device__ inline void StoreDouble(__half* p, int64_t i, double v) { p[i] = __double2half(v); }
+__device__ inline void StoreDouble(__nv_bfloat16* p, int64_t i, double v) { p[i] = __double2bfloat16(v); }
 
 #define PARITY_GRID_LOOP(i, n) \
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
@@ -67,13 +73,12 @@ __global__ void SoftmaxKernel(bool log_softmax, const T* x, T* y, int64_t outer,
 template <typename T>
 __global__ void RmsNormKernel(const T* x, const T* scale, StridedView scale_view, T* y, int64_t rows, int64_t cols,
                               float epsilon) {
-  using C = typename Compute<T>::type;
   PARITY_GRID_LOOP(row, rows) {
     const int64_t base = row * cols;
     RmsNormRow(
         cols, static_cast<double>(epsilon), [&](int64_t j) { return static_cast<double>(Load(x, base + j)); },
         [&](int64_t j) { return static_cast<double>(Load(scale, StridedOffset(j, scale_view))); },
-        [&](int64_t j, double v) { Store(y, base + j, static_cast<C>(v)); });
+        [&](int64_t j, double v) { StoreDouble(y, base + j, v); });
   }
 }
 
@@ -114,8 +119,8 @@ __global__ void AttentionKernel(AttentionArgs a, const T* q, const T* k, const T
     AttentionRow r;
     r.total = a.total, r.head_size = a.head_size, r.v_size = a.v_size, r.scale = a.scale, r.softcap = a.softcap;
     const int64_t offset = a.offset_from_nonpad ? a.nonpad[b] - a.q_len : a.past_len;
-    AllowedKeys(i, offset, a.total, a.causal, a.left_window, a.right_window, a.nonpad ? a.nonpad[b] : -1, &r.lo,
-                &r.hi);
+    AllowedKeys(i, offset, a.total, a.causal, a.left_window, a.right_window, a.nonpad != nullptr,
+                a.nonpad ? a.nonpad[b] : 0, &r.lo, &r.hi);
     const T* q_row = q + b * a.q_strides[0] + h * a.q_strides[1] + i * a.q_strides[2];
     const T* k_rows = k + (b * a.kv_heads + kv) * a.total * a.head_size;
     const T* v_rows = v + (b * a.kv_heads + kv) * a.total * a.v_size;
@@ -128,7 +133,7 @@ __global__ void AttentionKernel(AttentionArgs a, const T* q, const T* k, const T
         [&](int64_t j, int64_t d) { return static_cast<double>(Load(k_rows, j * a.head_size + d)); },
         [&](int64_t j, int64_t d) { return static_cast<double>(Load(v_rows, j * a.v_size + d)); },
         [&](int64_t j) { return !a.bias ? 0.0 : (j < dims[3] ? a.bias[bias_row + j] : -HUGE_VAL); },
-        [&](int64_t d, double value) { Store(y_row, d, static_cast<typename Compute<T>::type>(value)); }, acc);
+        [&](int64_t d, double value) { StoreDouble(y_row, d, value); }, acc);
   }
 }
 
@@ -140,7 +145,7 @@ __global__ void ReduceKernel(ReduceOp op, const T* x, StridedView kept, StridedV
     const int64_t base = StridedOffset(o, kept);
     const double value =
         ReduceGroup(op, count, [&](int64_t j) { return static_cast<double>(Load(x, base + StridedOffset(j, group))); });
-    Store(y, o, static_cast<typename Compute<T>::type>(value));
+    StoreDouble(y, o, value);
   }
 }
 

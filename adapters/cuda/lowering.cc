@@ -820,10 +820,12 @@ class TensorScatterNode final : public KernelNode {
     PARITY_ASSIGN_OR_RETURN(const ops::attention::ScatterPlan g, ops::attention::PlanScatter(ctx, buffer, update));
     PARITY_ASSIGN_OR_RETURN(void* cache, cuda->MutableDeviceData(buffer));
     PARITY_ASSIGN_OR_RETURN(const void* rows, cuda->DeviceData(update));
-    // The host's rows first: it checks the write the same way and, on an
-    // error, writes nothing, so the device copy is not touched either.
-    PARITY_RETURN_IF_ERROR(ops::attention::TensorScatterInPlace(ctx, buffer));
-    return WriteRows(ctx, *cuda, g, RowBytes(g, buffer), rows, cache);
+    // Both sides, or the device copy is dropped: a failure halfway must not
+    // leave a device copy that differs from the host's buffer.
+    Status written = WriteRows(ctx, *cuda, g, RowBytes(g, buffer), rows, cache);
+    if (written.ok()) written = ops::attention::TensorScatterInPlace(ctx, buffer);
+    if (!written.ok()) cuda->Forget(buffer);
+    return written;
   }
 
  private:
@@ -889,6 +891,10 @@ const Lowering& CudaLowering() {
     AddMatMulLowerings(*table);
     AddAttentionLowerings(*table);
     AddCudnnLowerings(*table);
+    // A buffer the evaluator writes on the host loses its device copy.
+    table->host_wrote = [](const Tensor& buffer) {
+      if (StatusOr<CudaContext*> cuda = CudaContext::Get(); cuda.ok()) (*cuda)->Forget(buffer);
+    };
     return table;
   }();
   return *lowering;

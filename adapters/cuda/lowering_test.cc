@@ -307,6 +307,19 @@ TEST(CudaCudnnTest, TheFrontendValidatesConvolutionsAndLayerNormsForSm90WithoutA
     line.dilations = {1};
     Status one_d = ValidateConv(line, 90);
     EXPECT_TRUE(one_d.ok()) << DataTypeName(type) << ": " << one_d.ToString();
+    ConvShape grouped = padded;
+    grouped.w = {4, 4, 3, 3};  // two groups of four channels
+    Status groups = ValidateConv(grouped, 90);
+    EXPECT_TRUE(groups.ok()) << DataTypeName(type) << ": " << groups.ToString();
+    ConvShape depthwise = padded;
+    depthwise.w = {8, 1, 3, 3};  // one channel a group
+    Status per_channel = ValidateConv(depthwise, 90);
+    EXPECT_TRUE(per_channel.ok()) << DataTypeName(type) << ": " << per_channel.ToString();
+    ConvShape uneven = padded;
+    uneven.w = {4, 3, 3, 3};  // 8 channels do not split into groups of 3
+    Status no_groups = ValidateConv(uneven, 90);
+    EXPECT_FALSE(no_groups.ok()) << DataTypeName(type);
+    EXPECT_NE(no_groups.message().find("no whole groups"), std::string::npos) << no_groups.ToString();
     LayerNormShape norm;
     norm.type = type, norm.rows = 197, norm.cols = 768, norm.bias = true, norm.epsilon = 1e-6f;
     Status layer = ValidateLayerNorm(norm, 90);
@@ -323,12 +336,13 @@ TEST(CudaLoweringTest, ConvAndLayerNormAreClaimedForStaticShapesAndSayWhyNotOthe
   if (CudnnVersionText().find("could not be opened") != std::string::npos) GTEST_SKIP() << CudnnVersionText();
   StatusOr<Partition> partition = PartitionModel(Parse(R"(
     <ir_version: 10, opset_import: ["" : 21]>
-    g (float[1, 3, 8, 8] x, float[4, 3, 3, 3] w, float[4] b, float[N, 3, 8, 8] d, float[4, 1, 3, 3] gw,
-       float[2, 5, 16] t, float[16] s, float[16] o) => (float[1, 4, 6, 6] y, float[N, 4, 6, 6] yd, float[1, 4, 6, 6] yg,
+    g (float[1, 3, 8, 8] x, float[4, 3, 3, 3] w, float[4] b, float[N, 3, 8, 8] d, float[4, 1, 3, 3] gw, float[3, 1, 3, 3] hw,
+       float[2, 5, 16] t, float[16] s, float[16] o) => (float[1, 4, 6, 6] y, float[N, 4, 6, 6] yd, float[1, 4, 6, 6] yg, float[1, 3, 6, 6] yh,
        float[2, 5, 16] n, float[2, 5, 16] m, float[2, 5, 1] mean) {
       y = Conv <pads: ints = [0, 0, 0, 0]> (x, w, b)
       yd = Conv (d, w)
       yg = Conv <group: int = 3> (x, gw)
+      yh = Conv <group: int = 3> (x, hw)
       n = LayerNormalization <epsilon: float = 1e-6> (t, s, o)
       m, mean = LayerNormalization (t, s)
     })"),
@@ -337,32 +351,33 @@ TEST(CudaLoweringTest, ConvAndLayerNormAreClaimedForStaticShapesAndSayWhyNotOthe
   EXPECT_EQ(partition->nodes[0].device, "cuda") << partition->nodes[0].reason;
   EXPECT_NE(partition->nodes[1].reason.find("not known before the run"), std::string::npos) << partition->nodes[1].reason;
   EXPECT_NE(partition->nodes[2].reason.find("group 3"), std::string::npos) << partition->nodes[2].reason;
-  EXPECT_EQ(partition->nodes[3].device, "cuda") << partition->nodes[3].reason;
-  EXPECT_NE(partition->nodes[4].reason.find("Mean or InvStdDev"), std::string::npos) << partition->nodes[4].reason;
+  EXPECT_EQ(partition->nodes[3].device, "cuda") << partition->nodes[3].reason;  // depthwise
+  EXPECT_EQ(partition->nodes[4].device, "cuda") << partition->nodes[4].reason;
+  EXPECT_NE(partition->nodes[5].reason.find("Mean or InvStdDev"), std::string::npos) << partition->nodes[5].reason;
 }
 
-TEST(CudaLoweringTest, MatMulWithARowBiasAndReluIsOneCublasLtCallWithItsEpilogue) {
+TEST(CudaLoweringTest, MatMulWithARowBiasIsOneCublasLtCallWithItsEpilogue) {
   if (!LoadCublasLt().ok()) GTEST_SKIP() << LoadCublasLt().status().ToString();
   StatusOr<Partition> partition = PartitionModel(Parse(R"(
     <ir_version: 10, opset_import: ["" : 21]>
-    g (float16[2, 3, 8] x, float16[8, 4] w, float16[4] b, float16[3, 4] wide) => (float16[2, 3, 4] y, float16[2, 3, 4] z) {
+    g (float16[2, 3, 8] x, float16[8, 4] w, float16[4] b, float16[3, 4] wide, float16[3, 8] flat, float16[1, 1, 1, 4] deep)
+        => (float16[2, 3, 4] y, float16[2, 3, 4] z, float16[1, 1, 3, 4] v) {
       h = MatMul (x, w)
       hb = Add (b, h)
       y = Relu (hb)
       p = MatMul (x, w)
       z = Add (p, wide)
+      q = MatMul (flat, w)
+      v = Add (q, deep)
     })"),
                                                  CudaLowering(), "cuda");
   ASSERT_TRUE(partition.ok()) << partition.status().ToString();
   for (const PlacedNode& node : partition->nodes) EXPECT_EQ(node.device, "cuda") << node.name << ": " << node.reason;
-  // One runner for the first three nodes; the second MatMul and its Add (a
-  // bias that is not one row) each their own.
-  EXPECT_EQ(partition->lowered_count(), 3u);
-  StatusOr<const CublasLt*> lt = LoadCublasLt();
-  StatusOr<MatMulGeometry> g = MatMulGeometryOf({2, 3, 8}, {8, 4});
-  ASSERT_TRUE(g.ok());
-  StatusOr<std::unique_ptr<LtDescriptors>> relu = LtDescriptors::Make(**lt, *g, DataType::kFloat16, Epilogue::kReluBias);
-  EXPECT_TRUE(relu.ok()) << relu.status().ToString();
+  // One runner for MatMul and its row bias; Relu on its own (cuBLASLt's Relu
+  // turns NaN into 0); the second MatMul and its Add of a bias that is not one
+  // row each their own; the third's bias of a higher rank than the product
+  // widens the output, so it is not fused either.
+  EXPECT_EQ(partition->lowered_count(), 6u);
 }
 
 }  // namespace

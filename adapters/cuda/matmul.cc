@@ -194,8 +194,8 @@ StatusOr<std::unique_ptr<LtDescriptors>> LtDescriptors::Make(const CublasLt& lt,
   PARITY_RETURN_IF_ERROR(check(lt.MatmulDescSetAttribute(made->matmul, CUBLASLT_MATMUL_DESC_TRANSB, &trans_second,
                                                          sizeof(trans_second)),
                                "transb"));
-  if (epilogue != Epilogue::kNone) {
-    const cublasLtEpilogue_t bias = epilogue == Epilogue::kBias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_RELU_BIAS;
+  if (epilogue == Epilogue::kBias) {
+    const cublasLtEpilogue_t bias = CUBLASLT_EPILOGUE_BIAS;
     PARITY_RETURN_IF_ERROR(
         check(lt.MatmulDescSetAttribute(made->matmul, CUBLASLT_MATMUL_DESC_EPILOGUE, &bias, sizeof(bias)), "the bias"));
     const cudaDataType_t bias_type = *element;
@@ -312,9 +312,9 @@ class LtMatMulNode final : public LoweredNode {
   LtMatMulNode(DataType type, bool gemm, bool trans_a, bool trans_b, float alpha, float beta)
       : type_(type), gemm_(gemm), trans_a_(trans_a), trans_b_(trans_b), alpha_(alpha), beta_(beta) {}
   // A MatMul region (LowerMatMulRegion): A, B and a bias of N values added
-  // by the epilogue `fused`, with Relu after it for kReluBias.
-  LtMatMulNode(DataType type, Epilogue fused)
-      : type_(type), gemm_(false), trans_a_(false), trans_b_(false), alpha_(1), beta_(1), fused_(fused) {}
+  // by the bias epilogue.
+  LtMatMulNode(DataType type, bool fused_bias)
+      : type_(type), gemm_(false), trans_a_(false), trans_b_(false), alpha_(1), beta_(1), fused_(fused_bias) {}
 
   bool deferred() const override { return plans_.empty(); }
 
@@ -364,16 +364,25 @@ class LtMatMulNode final : public LoweredNode {
     }
     const int64_t n = Product(g.out_dims);
     const size_t element = StorageSize(type_);
+    auto* stream = static_cast<cudaStream_t>(cuda->stream());
     PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> out, cuda->Allocate(static_cast<size_t>(n) * element));
-    float beta = 0;
     const bool has_c = (gemm_ || fused_) && ctx.has_input(2) && beta_ != 0;
-    if (fused_ && !BiasEpilogue(ctx.tensor(2).shape(), g)) {
+    const bool bias_row = has_c && BiasEpilogue(ctx.tensor(2).shape(), g);
+    if (fused_ && !bias_row) {
       return ctx.Error("the bias ", ctx.tensor(2).Description(), " is not one row of ", g.m, " values");
     }
-    if (has_c && !BiasEpilogue(ctx.tensor(2).shape(), g)) {
+    if (n == 0) {
+      PARITY_ASSIGN_OR_RETURN(Tensor y, cuda->Download(out, type_, g.out_dims));
+      return std::vector<Value>{Value::FromTensor(std::move(y))};
+    }
+    const void* c_data = nullptr;
+    if (has_c) {
+      PARITY_ASSIGN_OR_RETURN(c_data, cuda->DeviceData(ctx.tensor(2)));
+    }
+    float beta = 0;
+    if (has_c && !bias_row) {
       // C broadcast into the output, which cuBLASLt reads as C and writes as D.
-      PARITY_ASSIGN_OR_RETURN(const void* c_data, cuda->DeviceData(ctx.tensor(2)));
-      Shape c_dims = ctx.tensor(2).shape();
+      const Shape& c_dims = ctx.tensor(2).shape();
       for (size_t i = 0; i < c_dims.size(); ++i) {
         const size_t at = i + g.out_dims.size() - c_dims.size();
         if (c_dims.size() > g.out_dims.size() || (c_dims[i] != 1 && c_dims[i] != g.out_dims[at])) {
@@ -382,34 +391,45 @@ class LtMatMulNode final : public LoweredNode {
       }
       PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> c_full,
                               Expanded(*cuda, ctx, ctx.tensor(2), c_data, g.out_dims));
-      if (n > 0) {
-        PARITY_RETURN_IF_ERROR(Launched(ctx,
-                                        cudaMemcpyAsync(out->data(), c_full->data(), static_cast<size_t>(n) * element,
-                                                        cudaMemcpyDeviceToDevice,
-                                                        static_cast<cudaStream_t>(cuda->stream())),
-                                        "C copy"));
-      }
+      PARITY_RETURN_IF_ERROR(Launched(ctx,
+                                      cudaMemcpyAsync(out->data(), c_full->data(), static_cast<size_t>(n) * element,
+                                                      cudaMemcpyDeviceToDevice, stream),
+                                      "C copy"));
       beta = beta_;
-    } else if (has_c) {
-      PARITY_ASSIGN_OR_RETURN(const void* bias, cuda->DeviceData(ctx.tensor(2)));
-      const LtDescriptors& d = *plan.descriptors;
-      const cublasStatus_t s = lt_->MatmulDescSetAttribute(d.matmul, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
-                                                           sizeof(bias));
-      if (s != CUBLAS_STATUS_SUCCESS) return ctx.Error("cuBLASLt refused the bias pointer: ", lt_->StatusText(s));
     }
-    if (n > 0 && g.k == 0 && beta == 0) {
-      // An empty sum: cuBLASLt is not asked to multiply nothing.
-      PARITY_RETURN_IF_ERROR(Launched(
-          ctx, cudaMemsetAsync(out->data(), 0, static_cast<size_t>(n) * element, static_cast<cudaStream_t>(cuda->stream())),
-          "zero fill"));
-    } else if (n > 0 && g.k > 0) {
+    if (g.k == 0) {
+      // An empty sum: the result is beta * C, or the bias, or zeros; cuBLASLt
+      // is not asked to multiply nothing.
+      if (beta != 0) {
+        PARITY_ASSIGN_OR_RETURN(Tensor scalar, Tensor::FromDoubles(type_, {}, {static_cast<double>(beta)}));
+        PARITY_ASSIGN_OR_RETURN(const void* factor, cuda->DeviceData(scalar));
+        const StridedView all = BroadcastView(g.out_dims, g.out_dims);
+        PARITY_RETURN_IF_ERROR(Launched(ctx,
+                                        LaunchBinary(*KernelType(type_), BinaryOp::kMul, out->data(), all, factor,
+                                                     BroadcastView({}, g.out_dims), out->data(), n, cuda->stream()),
+                                        "beta * C"));
+      } else if (bias_row) {
+        PARITY_RETURN_IF_ERROR(Launched(ctx,
+                                        LaunchStridedCopy(static_cast<int>(element), c_data,
+                                                          BroadcastView({g.m}, g.out_dims), out->data(), n,
+                                                          cuda->stream()),
+                                        "bias rows"));
+      } else {
+        PARITY_RETURN_IF_ERROR(
+            Launched(ctx, cudaMemsetAsync(out->data(), 0, static_cast<size_t>(n) * element, stream), "zero fill"));
+      }
+    } else {
       const LtDescriptors& d = *plan.descriptors;
+      if (bias_row) {
+        const cublasStatus_t s = lt_->MatmulDescSetAttribute(d.matmul, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &c_data,
+                                                             sizeof(c_data));
+        if (s != CUBLAS_STATUS_SUCCESS) return ctx.Error("cuBLASLt refused the bias pointer: ", lt_->StatusText(s));
+      }
       const float alpha = gemm_ ? alpha_ : 1.0f;
       PARITY_ASSIGN_OR_RETURN(const LtDevice* device, GetLtDevice(*cuda));
       const cublasStatus_t s =
           lt_->Matmul(device->handle, d.matmul, &alpha, b_data, d.first, a_data, d.second, &beta, out->data(), d.out,
-                      out->data(), d.out, &plan.algorithm, device->workspace->data(), kWorkspaceBytes,
-                      static_cast<cudaStream_t>(cuda->stream()));
+                      out->data(), d.out, &plan.algorithm, device->workspace->data(), kWorkspaceBytes, stream);
       if (s != CUBLAS_STATUS_SUCCESS) return ctx.Error("cublasLtMatmul failed: ", lt_->StatusText(s), " for ", g.Text());
     }
     PARITY_ASSIGN_OR_RETURN(Tensor y, cuda->Download(out, type_, g.out_dims));
@@ -420,7 +440,7 @@ class LtMatMulNode final : public LoweredNode {
   // Whether C (or a region's bias) of `c` is added by the bias epilogue:
   // one row of N values ([N], or [1, ..., 1, N]) with beta 1.
   bool BiasEpilogue(const Shape& c, const MatMulGeometry& g) const {
-    return beta_ == 1.0f && IsBiasRow(c, g.m);
+    return beta_ == 1.0f && IsBiasRow(c, g.m) && c.size() <= std::max<size_t>(g.out_dims.size(), 1);
   }
 
   StatusOr<const MatMulPlan*> Find(CudaContext& cuda, const std::vector<Shape>& shapes) {
@@ -430,16 +450,20 @@ class LtMatMulNode final : public LoweredNode {
     lt_ = lt;
     PARITY_ASSIGN_OR_RETURN(MatMulGeometry g, gemm_ ? GemmGeometryOf(shapes[0], shapes[1], trans_a_, trans_b_)
                                                     : MatMulGeometryOf(shapes[0], shapes[1]));
-    const bool bias = gemm_ && shapes.size() > 2 && beta_ != 0 && BiasEpilogue(shapes[2], g);
-    const Epilogue epilogue = fused_ ? *fused_ : bias ? Epilogue::kBias : Epilogue::kNone;
-    PARITY_ASSIGN_OR_RETURN(MatMulPlan plan, MakePlan(cuda, g, type_, epilogue));
+    MatMulPlan plan;
+    if (g.m * g.n * g.k * g.batch == 0) {
+      plan.geometry = g;  // nothing to multiply: the run fills the output itself
+    } else {
+      const bool bias = (gemm_ || fused_) && shapes.size() > 2 && beta_ != 0 && BiasEpilogue(shapes[2], g);
+      PARITY_ASSIGN_OR_RETURN(plan, MakePlan(cuda, g, type_, bias ? Epilogue::kBias : Epilogue::kNone));
+    }
     return &plans_.emplace(shapes, std::move(plan)).first->second;
   }
 
   DataType type_;
   bool gemm_, trans_a_, trans_b_;
   float alpha_, beta_;
-  std::optional<Epilogue> fused_;
+  bool fused_ = false;
   const CublasLt* lt_ = nullptr;
   std::map<std::vector<Shape>, MatMulPlan> plans_;
 };
@@ -462,19 +486,25 @@ StatusOr<std::unique_ptr<LoweredNode>> Lower(const NodeView& view, bool gemm) {
   return std::unique_ptr<LoweredNode>(std::move(node));
 }
 
-// MatMul, then Add of a bias of N values, then optionally Relu, as one
-// cuBLASLt call with the bias (and Relu) epilogue: the sum and the bias are
-// added in float32 and rounded once. Claimed where the product's output
-// feeds only the Add (and the Add's only the Relu), the bias's shape is
-// known to be one row of B's N columns, and everything is of one type.
+// MatMul, then Add of a bias of N values, as one cuBLASLt call with the
+// bias epilogue: the sum and the bias are added in float32 and rounded
+// once (the graph rounds twice in a 16-bit type: a neighbour's difference).
+// Claimed where the product's output feeds only the Add, the bias's shape
+// is known to be one row of B's N columns of a rank no higher than the
+// product's, and everything is of one type. A Relu after it is not fused:
+// cuBLASLt's Relu epilogue is max(x, 0), which gives 0 for NaN where ONNX
+// keeps NaN.
 StatusOr<std::optional<RegionClaim>> LowerMatMulRegion(const RegionView& region) {
   const int anchor = region.anchor();
   const NodeView mm = region.view(anchor);
   const std::optional<DataType> type = mm.input_type(0);
   const std::vector<int64_t>* b = mm.input_dims(1);
-  if (!type || !KernelType(*type) || mm.input_type(1) != type || !b || b->size() < 2 || !LoadCublasLt().ok()) {
+  const int64_t a_rank = mm.input_rank(0);
+  if (!type || !KernelType(*type) || mm.input_type(1) != type || !b || b->size() < 2 || a_rank < 2 ||
+      !LoadCublasLt().ok()) {
     return std::optional<RegionClaim>();
   }
+  const auto product_rank = static_cast<size_t>(std::max<int64_t>(a_rank, static_cast<int64_t>(b->size())));
   const int add_index = region.sole_consumer(anchor);
   if (add_index < 0) return std::optional<RegionClaim>();
   const NodeView add = region.view(add_index);
@@ -486,22 +516,15 @@ StatusOr<std::optional<RegionClaim>> LowerMatMulRegion(const RegionView& region)
   }
   const std::string& bias = add.node().input(0) == product ? add.node().input(1) : add.node().input(0);
   const std::vector<int64_t>* bias_dims = region.facts().StaticDims(bias);
-  if (region.facts().TypeOf(bias) != type || !bias_dims || !IsBiasRow(*bias_dims, b->back())) {
+  if (region.facts().TypeOf(bias) != type || !bias_dims || !IsBiasRow(*bias_dims, b->back()) ||
+      bias_dims->size() > product_rank) {
     return std::optional<RegionClaim>();
   }
   RegionClaim claim;
   claim.nodes = {anchor, add_index};
   claim.inputs = {mm.node().input(0), mm.node().input(1), bias};
-  Epilogue epilogue = Epilogue::kBias;
-  int last = add_index;
-  const int relu = region.sole_consumer(add_index);
-  if (relu >= 0 && region.node(relu).op_type() == "Relu" && region.node(relu).domain().empty()) {
-    claim.nodes.push_back(relu);
-    epilogue = Epilogue::kReluBias;
-    last = relu;
-  }
-  claim.outputs = {region.node(last).output(0)};
-  claim.runner = std::make_unique<LtMatMulNode>(*type, epilogue);
+  claim.outputs = {add.node().output(0)};
+  claim.runner = std::make_unique<LtMatMulNode>(*type, true);
   return std::optional<RegionClaim>(std::move(claim));
 }
 

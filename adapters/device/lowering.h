@@ -221,6 +221,11 @@ class Lowering {
     const auto it = regions_.find({std::string(domain), std::string(op_type)});
     return it == regions_.end() ? nullptr : &it->second;
   }
+  // Told of each buffer the evaluator writes on the host in place
+  // (NodeKernels::host_wrote): a backend that keeps device copies of host
+  // buffers sets it. PartitionModel passes it on.
+  std::function<void(const Tensor&)> host_wrote;
+
   // "domain:op_type" of every entry, sorted, "ai.onnx" for the empty domain.
   std::vector<std::string> Operators() const {
     std::vector<std::string> out;

@@ -95,6 +95,7 @@ StatusOr<Partition> PartitionModel(const LoadedModel& model, const Lowering& low
                           graph::TopologicalOrder(graph.node(), model.name));
 
   Partition partition;
+  partition.kernels.host_wrote = lowering.host_wrote;
   partition.nodes.resize(static_cast<size_t>(graph.node_size()));
   std::vector<bool> taken(static_cast<size_t>(graph.node_size()), false);
   // Single lowered nodes by position, and the regions (kept until the

@@ -170,6 +170,50 @@ TEST(AliasInPlaceWhole, ResultIsCopiedIntoTheInputBuffer) {
                                  Alias{"present", "past", AliasMode::kMust, AliasRegion::kWhole});
 }
 
+// A backend that keeps device copies of host buffers is told of each
+// buffer the evaluator writes on the host (NodeKernels::host_wrote): the
+// whole-region copy and the reference's own in-place scatter; never of a
+// buffer its own in-place kernel wrote.
+TEST(AliasInPlace, TheBackendIsToldOfEveryBufferWrittenOnTheHost) {
+  std::vector<const Tensor*> told;
+  Tensor whole_cache = Iota({2, 3});
+  Tensor scatter_cache = Iota({2, 3, 4});
+  NodeKernels kernels;
+  kernels.host_wrote = [&](const Tensor& buffer) {
+    told.push_back(buffer.SharesBufferWith(whole_cache) ? &whole_cache
+                   : buffer.SharesBufferWith(scatter_cache) ? &scatter_cache : nullptr);
+  };
+  EvalOptions whole = InPlace({Alias{"present", "past", AliasMode::kMust, AliasRegion::kWhole}});
+  whole.node_kernels = &kernels;
+  ASSERT_TRUE(RunModel(Load(R"(
+    <ir_version: 10, opset_import: ["" : 21]>
+    g (float[2,3] past, float[2,3] delta) => (float[2,3] present) {
+      present = Add (past, delta)
+    })"),
+                       {whole_cache, Filled({2, 3}, 0.5)}, std::move(whole))
+                  .ok());
+  ASSERT_EQ(told.size(), 1u);
+  EXPECT_EQ(told[0], &whole_cache);
+  EvalOptions scatter = InPlace({ScatterAlias()});
+  scatter.node_kernels = &kernels;
+  ASSERT_TRUE(RunModel(Load(kCircularScatter), {scatter_cache, Iota({2, 3, 3}, 100), Tensor::FromInt64s({2}, {2, 3})},
+                       std::move(scatter))
+                  .ok());
+  ASSERT_EQ(told.size(), 2u);
+  EXPECT_EQ(told[1], &scatter_cache);
+  // The backend's own in-place kernel writes both sides itself: nothing told.
+  EvalOptions own = InPlace({ScatterAlias()});
+  own.node_kernels = &kernels;
+  const LoadedModel model = Load(kCircularScatter);
+  const onnx::NodeProto* writer = &model.proto->graph().node(0);
+  kernels.in_place[writer] = [](const KernelContext& ctx, Tensor& buffer) {
+    return ops::attention::TensorScatterInPlace(ctx, buffer);
+  };
+  Tensor own_cache = Iota({2, 3, 4});
+  ASSERT_TRUE(RunModel(model, {own_cache, Iota({2, 3, 3}, 100), Tensor::FromInt64s({2}, {2, 3})}, std::move(own)).ok());
+  EXPECT_EQ(told.size(), 2u);
+}
+
 TEST(AliasInPlaceWhole, ShapeMismatchNamesBothValues) {
   const LoadedModel model = Load(R"(
     <ir_version: 10, opset_import: ["" : 21]>

@@ -145,6 +145,14 @@ Status ScatterInPlace(const onnx::NodeProto& node, const InPlaceKernel& in_place
   return Status::Ok();
 }
 
+// Tells the backend's kernels, when they ask (NodeKernels::host_wrote),
+// that `value`'s buffer was written on the host.
+void TellHostWrote(const InPlaceContext& context, const Value& value) {
+  if (context.node_kernels && context.node_kernels->host_wrote && value.is_tensor()) {
+    context.node_kernels->host_wrote(value.tensor());
+  }
+}
+
 }  // namespace
 
 StatusOr<InPlacePlan> PlanInPlace(const onnx::GraphProto& graph, const std::vector<const onnx::NodeProto*>& order,
@@ -211,10 +219,12 @@ Status RunInPlace(const onnx::GraphProto& graph, size_t given_inputs, const std:
       auto opset = context.opsets->find(CanonicalDomain(node->domain()));
       const int64_t version = opset == context.opsets->end() ? 0 : opset->second;
       const InPlaceKernel* in_place = context.node_kernels ? context.node_kernels->FindInPlace(*node) : nullptr;
+      const bool on_host = in_place == nullptr;
       if (!in_place) in_place = context.registry->FindInPlace(node->domain(), node->op_type(), version);
       if (in_place) {
         PARITY_RETURN_IF_ERROR(
             ScatterInPlace(*node, *in_place, version, values, *written[0], on_purpose, model_name));
+        if (on_host) TellHostWrote(context, values[written[0]->output]);
         continue;
       }
     }
@@ -224,6 +234,7 @@ Status RunInPlace(const onnx::GraphProto& graph, size_t given_inputs, const std:
     PARITY_RETURN_IF_ERROR(context.run_node(*node));
     for (const Alias* alias : written) {
       PARITY_RETURN_IF_ERROR(BindWholeAlias(values, *alias, on_purpose, model_name));
+      TellHostWrote(context, values[alias->output]);
     }
   }
   return Status::Ok();

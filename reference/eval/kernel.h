@@ -109,6 +109,11 @@ using InPlaceKernel = std::function<Status(const KernelContext&, Tensor& buffer)
 struct NodeKernels {
   std::unordered_map<const onnx::NodeProto*, Kernel> kernels;
   std::unordered_map<const onnx::NodeProto*, InPlaceKernel> in_place;
+  // Told of each buffer the evaluator writes on the host in place, outside
+  // these kernels: an aliased input's buffer that a whole-region alias
+  // fills, or that the reference's own in-place kernel writes. A backend
+  // that keeps device copies of host buffers drops its copy of that one.
+  std::function<void(const Tensor&)> host_wrote;
   const Kernel* Find(const onnx::NodeProto& node) const {
     const auto it = kernels.find(&node);
     return it == kernels.end() ? nullptr : &it->second;
