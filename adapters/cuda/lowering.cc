@@ -69,7 +69,16 @@ Status RequireRank(const KernelContext& ctx, size_t rank) {
 // A node on the adapter's own kernels: its context, its inputs on the
 // device, one output buffer, then the download.
 class KernelNode : public LoweredNode {
+ public:
+  // Every input a tensor and the device there, then the node's own run.
+  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) final {
+    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
+    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+    return RunOn(cuda, ctx);
+  }
+
  protected:
+  virtual StatusOr<std::vector<Value>> RunOn(CudaContext* cuda, const KernelContext& ctx) = 0;
   // Input i's device bytes (precondition: a tensor input).
   static StatusOr<const void*> In(CudaContext& cuda, const KernelContext& ctx, size_t i) {
     return cuda.DeviceData(ctx.tensor(i));
@@ -93,9 +102,7 @@ class UnaryNode final : public KernelNode {
  public:
   UnaryNode(KType type, UnaryOp op, float alpha, float beta) : type_(type), op_(op), alpha_(alpha), beta_(beta) {}
 
-  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
-    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
-    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+  StatusOr<std::vector<Value>> RunOn(CudaContext* cuda, const KernelContext& ctx) override {
     const Tensor& x = ctx.tensor(0);
     PARITY_ASSIGN_OR_RETURN(const void* in, In(*cuda, ctx, 0));
     PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> out, cuda->Allocate(x.byte_size()));
@@ -135,9 +142,7 @@ class BinaryNode final : public KernelNode {
  public:
   BinaryNode(KType type, BinaryOp op) : type_(type), op_(op) {}
 
-  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
-    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
-    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+  StatusOr<std::vector<Value>> RunOn(CudaContext* cuda, const KernelContext& ctx) override {
     const Tensor& a = ctx.tensor(0);
     const Tensor& b = ctx.tensor(1);
     if (a.dtype() != b.dtype()) return ctx.Error("inputs of ", a.Description(), " and ", b.Description());
@@ -179,9 +184,7 @@ class SoftmaxNode final : public KernelNode {
   SoftmaxNode(KType type, bool log_softmax, int64_t axis, bool coerced)
       : type_(type), log_(log_softmax), axis_(axis), coerced_(coerced) {}
 
-  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
-    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
-    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+  StatusOr<std::vector<Value>> RunOn(CudaContext* cuda, const KernelContext& ctx) override {
     const Tensor& x = ctx.tensor(0);
     const int64_t rank = x.rank();
     const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
@@ -223,9 +226,7 @@ class ReduceNode final : public KernelNode {
  public:
   ReduceNode(KType type, ReduceOp op, bool axes_from_input) : type_(type), op_(op), axes_from_input_(axes_from_input) {}
 
-  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
-    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
-    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+  StatusOr<std::vector<Value>> RunOn(CudaContext* cuda, const KernelContext& ctx) override {
     const Tensor& x = ctx.tensor(0);
     const int64_t rank = x.rank();
     PARITY_RETURN_IF_ERROR(RequireRank(ctx, static_cast<size_t>(rank)));
@@ -279,9 +280,7 @@ class TransposeNode final : public KernelNode {
  public:
   explicit TransposeNode(std::optional<std::vector<int64_t>> perm) : perm_(std::move(perm)) {}
 
-  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
-    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
-    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+  StatusOr<std::vector<Value>> RunOn(CudaContext* cuda, const KernelContext& ctx) override {
     const Tensor& x = ctx.tensor(0);
     const size_t rank = x.shape().size();
     PARITY_RETURN_IF_ERROR(RequireRank(ctx, rank));
@@ -325,9 +324,7 @@ class GatherNode final : public KernelNode {
  public:
   explicit GatherNode(int64_t axis) : axis_(axis) {}
 
-  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
-    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
-    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+  StatusOr<std::vector<Value>> RunOn(CudaContext* cuda, const KernelContext& ctx) override {
     const Tensor& x = ctx.tensor(0);
     const Tensor& indices = ctx.tensor(1);
     if (indices.dtype() != DataType::kInt64 && indices.dtype() != DataType::kInt32) {
@@ -386,9 +383,7 @@ StatusOr<std::vector<int64_t>> Integers(const KernelContext& ctx, size_t i, std:
 // taken, each axis stepping by its step.
 class SliceNode final : public KernelNode {
  public:
-  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
-    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
-    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+  StatusOr<std::vector<Value>> RunOn(CudaContext* cuda, const KernelContext& ctx) override {
     const Tensor& x = ctx.tensor(0);
     const int64_t rank = x.rank();
     PARITY_RETURN_IF_ERROR(RequireRank(ctx, static_cast<size_t>(rank)));
@@ -451,9 +446,7 @@ class SliceNode final : public KernelNode {
 // Expand: the input broadcast to the shape given (numpy rules, both ways).
 class ExpandNode final : public KernelNode {
  public:
-  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
-    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
-    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+  StatusOr<std::vector<Value>> RunOn(CudaContext* cuda, const KernelContext& ctx) override {
     const Tensor& x = ctx.tensor(0);
     PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> shape, Integers(ctx, 1, "shape"));
     PARITY_ASSIGN_OR_RETURN(Shape out_dims, Broadcast(ctx, x.shape(), shape));
@@ -489,9 +482,7 @@ class CastNode final : public KernelNode {
  public:
   CastNode(KType from, KType to, DataType to_type) : from_(from), to_(to), to_type_(to_type) {}
 
-  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
-    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
-    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+  StatusOr<std::vector<Value>> RunOn(CudaContext* cuda, const KernelContext& ctx) override {
     const Tensor& x = ctx.tensor(0);
     PARITY_ASSIGN_OR_RETURN(const void* in, In(*cuda, ctx, 0));
     PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> out,
@@ -517,9 +508,7 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerCast(const NodeView& view) {
 
 class WhereNode final : public KernelNode {
  public:
-  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
-    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
-    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+  StatusOr<std::vector<Value>> RunOn(CudaContext* cuda, const KernelContext& ctx) override {
     const Tensor& c = ctx.tensor(0);
     const Tensor& x = ctx.tensor(1);
     const Tensor& z = ctx.tensor(2);
@@ -559,9 +548,7 @@ class ConcatNode final : public KernelNode {
  public:
   explicit ConcatNode(int64_t axis) : axis_(axis) {}
 
-  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
-    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
-    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+  StatusOr<std::vector<Value>> RunOn(CudaContext* cuda, const KernelContext& ctx) override {
     const Tensor& first = ctx.tensor(0);
     const int64_t rank = first.rank();
     if (rank == 0) return ctx.Error("Concat of a scalar");
@@ -623,9 +610,7 @@ class RmsNormNode final : public KernelNode {
  public:
   RmsNormNode(KType type, int64_t axis, float epsilon) : type_(type), axis_(axis), epsilon_(epsilon) {}
 
-  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
-    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
-    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+  StatusOr<std::vector<Value>> RunOn(CudaContext* cuda, const KernelContext& ctx) override {
     const Tensor& x = ctx.tensor(0);
     const Tensor& scale = ctx.tensor(1);
     const int64_t rank = x.rank();
@@ -679,9 +664,7 @@ class RotaryNode final : public KernelNode {
   RotaryNode(KType type, bool interleaved, int64_t num_heads, int64_t rotary_dim)
       : type_(type), interleaved_(interleaved), num_heads_(num_heads), rotary_dim_(rotary_dim) {}
 
-  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
-    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
-    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+  StatusOr<std::vector<Value>> RunOn(CudaContext* cuda, const KernelContext& ctx) override {
     const Tensor& x = ctx.tensor(0);
     const Tensor& cos_cache = ctx.tensor(1);
     const Tensor& sin_cache = ctx.tensor(2);
@@ -789,9 +772,7 @@ class TensorScatterNode final : public KernelNode {
  public:
   bool in_place() const override { return true; }
 
-  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
-    PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
-    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+  StatusOr<std::vector<Value>> RunOn(CudaContext* cuda, const KernelContext& ctx) override {
     const Tensor& cache = ctx.tensor(0);
     const Tensor& update = ctx.tensor(1);
     PARITY_ASSIGN_OR_RETURN(const ops::attention::ScatterPlan g, ops::attention::PlanScatter(ctx, cache, update));
