@@ -324,4 +324,11 @@ PARITY_HD inline double ReduceGroup(ReduceOp op, int64_t count, Load load) {
   }
 }
 
+// One element of BatchNormalization in inference mode, in double and in
+// the reference's order: scale * (x - mean) / sqrt(var + epsilon) + bias.
+PARITY_HD inline double BatchNormValue(double x, double scale, double bias, double mean, double var, double epsilon) {
+  using std::sqrt;
+  return scale * (x - mean) / sqrt(var + epsilon) + bias;
+}
+
 }  // namespace parity::adapters::cuda

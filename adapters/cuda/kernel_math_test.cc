@@ -505,5 +505,29 @@ TEST(CudaKernelMathTest, AttentionKeyRangesMatchTheReferenceAtTheExtremes) {
   }
 }
 
+TEST(CudaKernelMathTest, BatchNormalizationMatchesTheReference) {
+  for (DataType type : kTypes) {
+    const Tensor x = Random(type, {2, 3, 4, 5}, -3, 3, 89);
+    const Tensor scale = Random(type, {3}, 0.5, 1.5, 97), bias = Random(type, {3}, -1, 1, 101),
+                 mean = Random(type, {3}, -0.5, 0.5, 103), var = Random(type, {3}, 0.1, 2, 107);
+    StatusOr<Tensor> want = NodeRunner("BatchNormalization")
+                                .Opset(15)
+                                .Attr("epsilon", 1e-3f)
+                                .Input(x)
+                                .Input(scale)
+                                .Input(bias)
+                                .Input(mean)
+                                .Input(var)
+                                .RunOne();
+    ASSERT_TRUE(want.ok()) << want.status().ToString();
+    const Tensor got = Emulate(x, x.shape(), [&](int64_t i) {
+      const int64_t c = (i / 20) % 3;
+      return BatchNormValue(x.GetDouble(i), scale.GetDouble(c), bias.GetDouble(c), mean.GetDouble(c),
+                            var.GetDouble(c), static_cast<double>(1e-3f));
+    });
+    ExpectClose(got, *want, 1, StrCat("BatchNormalization ", DataTypeName(type)));
+  }
+}
+
 }  // namespace
 }  // namespace parity::adapters::cuda

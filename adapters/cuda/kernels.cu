@@ -160,6 +160,18 @@ __global__ void WhereKernel(const uint8_t* cond, StridedView cv, const E* x, Str
   PARITY_GRID_LOOP(i, n) { y[i] = cond[StridedOffset(i, cv)] ? x[StridedOffset(i, xv)] : z[StridedOffset(i, zv)]; }
 }
 
+template <typename T>
+__global__ void BatchNormKernel(const T* x, const T* scale, const T* bias, const T* mean, const T* var,
+                                int64_t channels, int64_t inner, T* y, int64_t n, double epsilon) {
+  PARITY_GRID_LOOP(i, n) {
+    const int64_t c = (i / inner) % channels;
+    StoreDouble(y, i,
+                BatchNormValue(static_cast<double>(Load(x, i)), static_cast<double>(Load(scale, c)),
+                               static_cast<double>(Load(bias, c)), static_cast<double>(Load(mean, c)),
+                               static_cast<double>(Load(var, c)), epsilon));
+  }
+}
+
 cudaStream_t AsStream(Stream s) { return static_cast<cudaStream_t>(s); }
 
 int Done() { return static_cast<int>(cudaGetLastError()); }
@@ -302,6 +314,18 @@ int LaunchWhere(int element_bytes, const void* cond, const StridedView& c_view, 
     WhereKernel<E><<<Blocks(n), kThreads, 0, AsStream(stream)>>>(static_cast<const uint8_t*>(cond), c_view,
                                                                  static_cast<const E*>(x), x_view,
                                                                  static_cast<const E*>(z), z_view, static_cast<E*>(y), n);
+  });
+}
+
+int LaunchBatchNorm(KType type, const void* x, const void* const params[4], int64_t channels, int64_t inner, void* y,
+                    int64_t n, double epsilon, Stream stream) {
+  if (n == 0) return 0;
+  return ForType(type, [&](auto* t) {
+    using T = std::remove_pointer_t<decltype(t)>;
+    BatchNormKernel<T><<<Blocks(n), kThreads, 0, AsStream(stream)>>>(
+        static_cast<const T*>(x), static_cast<const T*>(params[0]), static_cast<const T*>(params[1]),
+        static_cast<const T*>(params[2]), static_cast<const T*>(params[3]), channels, inner, static_cast<T*>(y), n,
+        epsilon);
   });
 }
 

@@ -79,4 +79,9 @@ int LaunchWhere(int element_bytes, const void* cond, const StridedView& c_view, 
                 const StridedView& x_view, const void* z, const StridedView& z_view, void* y, int64_t n,
                 Stream stream);
 
+// BatchNormalization in inference mode over x [N, C, inner...]: params
+// holds scale, bias, mean and var, each `channels` long, in that order.
+int LaunchBatchNorm(KType type, const void* x, const void* const params[4], int64_t channels, int64_t inner, void* y,
+                    int64_t n, double epsilon, Stream stream);
+
 }  // namespace parity::adapters::cuda

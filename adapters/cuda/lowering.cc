@@ -2,7 +2,7 @@
 // element-wise unary and binary operators with broadcasting, the Reduce
 // operators, Softmax and LogSoftmax, Transpose, Gather, Slice, Expand,
 // Concat, Where, Cast among the three float types, RMSNormalization,
-// RotaryEmbedding and TensorScatter, in float32, float16 and bfloat16 (the
+// BatchNormalization (inference), RotaryEmbedding and TensorScatter, in float32, float16 and bfloat16 (the
 // data movers copy elements of any fixed width bit for bit, but claim only
 // those three types: integer data, a model's shape arithmetic, stays on
 // the host). The shape-only operators are views (adapters/device/
@@ -657,6 +657,56 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerRmsNorm(const NodeView& view) {
       std::make_unique<RmsNormNode>(type, view.GetInt("axis", -1), view.GetFloat("epsilon", 1e-5f)));
 }
 
+// --- BatchNormalization -------------------------------------------------------
+
+// Inference mode (the given mean and variance), every parameter of X's
+// type and of shape [C]; training mode stays with the reference.
+class BatchNormNode final : public KernelNode {
+ public:
+  BatchNormNode(KType type, float epsilon) : type_(type), epsilon_(epsilon) {}
+
+  StatusOr<std::vector<Value>> RunOn(CudaContext* cuda, const KernelContext& ctx) override {
+    const Tensor& x = ctx.tensor(0);
+    if (x.rank() < 2) return ctx.Error("input X must have rank >= 2, got ", x.Description());
+    const int64_t channels = x.dim(1);
+    const char* names[] = {"scale", "B", "input_mean", "input_var"};
+    const void* params[4] = {};
+    for (size_t p = 0; p < 4; ++p) {
+      if (!ctx.has_input(p + 1)) return ctx.Error(names[p], " is absent");
+      const Tensor& t = ctx.tensor(p + 1);
+      if (t.rank() != 1 || t.dim(0) != channels || t.dtype() != x.dtype()) {
+        return ctx.Error(names[p], " must be ", DataTypeName(x.dtype()), "[", channels, "], got ", t.Description());
+      }
+      PARITY_ASSIGN_OR_RETURN(params[p], In(*cuda, ctx, p + 1));
+    }
+    const int64_t inner = channels == 0 || x.dim(0) == 0 ? 1 : x.size() / x.dim(0) / channels;
+    PARITY_ASSIGN_OR_RETURN(const void* in, In(*cuda, ctx, 0));
+    PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> out, cuda->Allocate(x.byte_size()));
+    PARITY_RETURN_IF_ERROR(Launched(ctx,
+                                    LaunchBatchNorm(type_, in, params, channels, inner, out->data(), x.size(),
+                                                    static_cast<double>(epsilon_), cuda->stream()),
+                                    "batch normalization"));
+    return Out(*cuda, out, x.dtype(), x.shape());
+  }
+
+ private:
+  KType type_;
+  float epsilon_;
+};
+
+StatusOr<std::unique_ptr<LoweredNode>> LowerBatchNorm(const NodeView& view) {
+  if (view.opset() < 9) return NotLowered("opset ", view.opset(), " (is_test and spatial)");
+  PARITY_ASSIGN_OR_RETURN(KType type, RequireKernelType(view, 0));
+  for (int i = 1; i <= 4; ++i) {
+    if (view.input_type(i) != view.input_type(0)) return NotLowered("input ", i, " of another type than X");
+  }
+  if (view.GetInt("training_mode", 0) != 0) return NotLowered("training mode");
+  for (int i = 1; i < view.node().output_size(); ++i) {
+    if (!view.node().output(i).empty()) return NotLowered("the running statistics asked for (training mode)");
+  }
+  return std::unique_ptr<LoweredNode>(std::make_unique<BatchNormNode>(type, view.GetFloat("epsilon", 1e-5f)));
+}
+
 // --- RotaryEmbedding --------------------------------------------------------
 
 class RotaryNode final : public KernelNode {
@@ -860,6 +910,7 @@ void AddKernelLowerings(Lowering& lowering) {
   lowering.Add("Cast", LowerCast);
   lowering.Add("Where", LowerWhere);
   lowering.Add("RMSNormalization", LowerRmsNorm);
+  lowering.Add("BatchNormalization", LowerBatchNorm);
   lowering.Add("RotaryEmbedding", LowerRotary);
   lowering.Add("TensorScatter", LowerTensorScatter);
   AddViewLowerings(lowering);

@@ -380,5 +380,21 @@ TEST(CudaLoweringTest, MatMulWithARowBiasIsOneCublasLtCallWithItsEpilogue) {
   EXPECT_EQ(partition->lowered_count(), 6u);
 }
 
+TEST(CudaLoweringTest, BatchNormalizationIsClaimedInInferenceModeOnly) {
+  StatusOr<Partition> partition = PartitionModel(Parse(R"(
+    <ir_version: 10, opset_import: ["" : 15]>
+    g (float[2, 3, 4] x, float[3] s, float[3] b, float[3] m, float[3] v, double[3] wide)
+        => (float[2, 3, 4] y, float[2, 3, 4] t, float[2, 3, 4] u) {
+      y = BatchNormalization (x, s, b, m, v)
+      t, rm, rv = BatchNormalization <training_mode: int = 1> (x, s, b, m, v)
+      u = BatchNormalization (x, s, b, wide, wide)
+    })"),
+                                                 CudaLowering(), "cuda");
+  ASSERT_TRUE(partition.ok()) << partition.status().ToString();
+  EXPECT_EQ(partition->nodes[0].device, "cuda") << partition->nodes[0].reason;
+  EXPECT_NE(partition->nodes[1].reason.find("training mode"), std::string::npos) << partition->nodes[1].reason;
+  EXPECT_NE(partition->nodes[2].reason.find("another type"), std::string::npos) << partition->nodes[2].reason;
+}
+
 }  // namespace
 }  // namespace parity::adapters::cuda
