@@ -98,7 +98,10 @@ do_run() {
   local built_at
   built_at=$(cat "$here/build/source_dir")
   if [ -n "$built_at" ] && [ ! -e "$built_at" ]; then
-    mkdir -p "$(dirname "$built_at")" && ln -s "$root" "$built_at"
+    if ! { mkdir -p "$(dirname "$built_at")" && ln -s "$root" "$built_at"; }; then
+      echo "cuda_gpu.sh run: cannot link $built_at to this tree: the runs name spec/ themselves," \
+           "but \`parity report\` may not find its scripts" >&2
+    fi
   fi
   local cublaslt
   cublaslt=$(find_cublaslt)
