@@ -6,11 +6,14 @@
 #
 # `pack` writes build-gpu/ (under 64 MiB: what may travel to a GPU machine
 # besides the tracked files): the harness, the worker, the CUDA adapter and
-# the shared libraries they need that are not the C library's, and the
+# the shared libraries they need that are not the C library's, the
 # corpora (node, function, aliasing, variants; the exported models are
-# tracked), compressed (xz). The CUDA runtime is in the adapter; cuBLASLt is
-# not packed (over 500 MiB): `run` takes the GPU machine's own, from its
-# CUDA toolkit or its PyTorch's nvidia-cublas wheel.
+# tracked) and the GPU benchmark's models (adapters/cuda/gpu_bench.py),
+# compressed (xz). The CUDA runtime is linked into the adapter, and its
+# shared library, which the cuDNN frontend opens, is carried. cuBLASLt and
+# cuDNN are not (over 500 MiB each): `run` takes the GPU machine's own,
+# from its CUDA toolkit or its PyTorch's nvidia-cublas and nvidia-cudnn
+# wheels.
 #
 # `run` unpacks, runs every corpus through the adapter with the
 # expectations of adapters/cuda/expectations/ where they exist, then with
@@ -48,6 +51,11 @@ do_pack() {
     grep -vE '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*)\.so' | while read -r lib; do
       cp -L "$lib" "$pack/lib/"
     done
+  # The cuDNN frontend opens the CUDA runtime's shared library itself (the
+  # adapter's own runtime is linked in): under 1 MiB, carried.
+  local cudart
+  cudart=$(find_library libcudart.so.13 nvidia.cuda_runtime)
+  [ -n "$cudart" ] && cp -L "$cudart/libcudart.so.13" "$pack/lib/"
   # xz, which Python's tarfile also reads where the GPU machine has no xz.
   XZ_OPT="-9 -T0" tar -cJf "$pack/corpora.tar.xz" "${corpora[@]}"
   XZ_OPT="-9 -T0" tar -cJf "$pack/binaries.tar.xz" -C "$pack" lib build
@@ -64,20 +72,20 @@ do_pack() {
   fi
 }
 
-# The directory of a libcublasLt.so.13 on this machine, or nothing.
-find_cublaslt() {
-  local dir
+# The directory of library $1 on this machine, or nothing: the CUDA
+# toolkit's, the wheel of Python module $2 (PyTorch's nvidia-* wheels), or
+# anywhere.
+find_library() {
+  local name=$1 module=$2 dir python
   for dir in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
-    [ -e "$dir/libcublasLt.so.13" ] && { echo "$dir"; return; }
+    [ -e "$dir/$name" ] && { echo "$dir"; return; }
   done
-  local python
   for python in python3 python; do
     command -v "$python" > /dev/null || continue
-    dir=$("$python" -c 'import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], "lib"))' \
-          2> /dev/null || true)
-    [ -n "$dir" ] && [ -e "$dir/libcublasLt.so.13" ] && { echo "$dir"; return; }
+    dir=$("$python" -c "import $module, os; print(os.path.join(list($module.__path__)[0], 'lib'))" 2> /dev/null || true)
+    [ -n "$dir" ] && [ -e "$dir/$name" ] && { echo "$dir"; return; }
   done
-  find / -name 'libcublasLt.so.13' -print -quit 2> /dev/null | xargs -r dirname
+  find / -name "$name" -print -quit 2> /dev/null | xargs -r dirname
 }
 
 do_run() {
@@ -103,10 +111,12 @@ do_run() {
            "but \`parity report\` may not find its scripts" >&2
     fi
   fi
-  local cublaslt
-  cublaslt=$(find_cublaslt)
+  local cublaslt cudnn
+  cublaslt=$(find_library libcublasLt.so.13 nvidia.cublas)
+  cudnn=$(find_library libcudnn.so.9 nvidia.cudnn)
   echo "cuBLASLt: ${cublaslt:-not found (MatMul and Gemm fall back, saying so)}"
-  export LD_LIBRARY_PATH="$here/lib${cublaslt:+:$cublaslt}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  echo "cuDNN: ${cudnn:-not found (Conv and LayerNormalization fall back, Attention runs the own kernel)}"
+  export LD_LIBRARY_PATH="$here/lib${cublaslt:+:$cublaslt}${cudnn:+:$cudnn}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$out/gpu.csv" 2>&1 || true
   local parity="$here/build/parity" adapter="$here/build/adapters/libparity_adapter_cuda.so"
   local cases=(cases/models)
