@@ -23,6 +23,8 @@
 #include "adapters/cuda/strided_views.h"
 #include "adapters/device/view_node.h"
 #include "reference/ops/attention/tensor_scatter.h"
+#include "reference/ops/common.h"
+#include "reference/ops/tensor/tensor_util.h"
 
 namespace parity::adapters::cuda {
 
@@ -46,20 +48,6 @@ StatusOr<KType> RequireKernelType(const NodeView& view, int input) {
 }
 
 namespace {
-
-// The broadcast of two shapes, or an error naming both.
-StatusOr<Shape> Broadcast(const KernelContext& ctx, const Shape& a, const Shape& b) {
-  Shape out(std::max(a.size(), b.size()));
-  for (size_t i = 0; i < out.size(); ++i) {
-    const int64_t da = i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
-    const int64_t db = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
-    if (da != db && da != 1 && db != 1) {
-      return ctx.Error("shapes ", ShapeToString(a), " and ", ShapeToString(b), " do not broadcast");
-    }
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
-}
 
 Status RequireRank(const KernelContext& ctx, size_t rank) {
   if (rank > static_cast<size_t>(kMaxRank)) return ctx.Error("rank ", rank, " is over the kernels' ", kMaxRank);
@@ -146,7 +134,7 @@ class BinaryNode final : public KernelNode {
     const Tensor& a = ctx.tensor(0);
     const Tensor& b = ctx.tensor(1);
     if (a.dtype() != b.dtype()) return ctx.Error("inputs of ", a.Description(), " and ", b.Description());
-    PARITY_ASSIGN_OR_RETURN(Shape out_dims, Broadcast(ctx, a.shape(), b.shape()));
+    PARITY_ASSIGN_OR_RETURN(Shape out_dims, ops::BroadcastShapes(ctx, {a.shape(), b.shape()}));
     PARITY_RETURN_IF_ERROR(RequireRank(ctx, out_dims.size()));
     PARITY_ASSIGN_OR_RETURN(int64_t n, ElementCount(out_dims));
     PARITY_ASSIGN_OR_RETURN(const void* da, In(*cuda, ctx, 0));
@@ -243,12 +231,8 @@ class ReduceNode final : public KernelNode {
     }
     const bool noop = axes_from_input_ && ctx.GetInt("noop_with_empty_axes", 0) != 0;
     std::vector<bool> reduced(static_cast<size_t>(rank), axes.empty() && !noop);
-    for (int64_t a : axes) {
-      if (a < -rank || a >= rank) return ctx.Error("axis ", a, " is out of range for rank ", rank);
-      const auto axis = static_cast<size_t>(a < 0 ? a + rank : a);
-      if (reduced[axis]) return ctx.Error("axis ", a, " appears twice in axes");
-      reduced[axis] = true;
-    }
+    PARITY_ASSIGN_OR_RETURN(axes, ops::tensor::NormalizeAxes(ctx, axes, rank));
+    for (int64_t axis : axes) reduced[static_cast<size_t>(axis)] = true;
     const ReduceViews views = MakeReduceViews(x.shape(), reduced, ctx.GetInt("keepdims", 1) != 0);
     PARITY_ASSIGN_OR_RETURN(const void* in, In(*cuda, ctx, 0));
     PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> out,
@@ -372,13 +356,6 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerGather(const NodeView& view) {
 
 // --- Slice and Expand ---------------------------------------------------------
 
-// Reads an integer input (starts, ends, axes, steps, a shape) on the host.
-StatusOr<std::vector<int64_t>> Integers(const KernelContext& ctx, size_t i, std::string_view what) {
-  const Tensor& t = ctx.tensor(i);
-  if (!IsInteger(t.dtype()) || t.rank() > 1) return ctx.Error(what, " must be a 1-D integer tensor, got ", t.Description());
-  return t.ToInt64s();
-}
-
 // Slice-10 and later: a strided view of the input from the first element
 // taken, each axis stepping by its step.
 class SliceNode final : public KernelNode {
@@ -388,16 +365,16 @@ class SliceNode final : public KernelNode {
     const int64_t rank = x.rank();
     PARITY_RETURN_IF_ERROR(RequireRank(ctx, static_cast<size_t>(rank)));
     if (!ctx.has_input(1) || !ctx.has_input(2)) return ctx.Error("starts and ends are required");
-    PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> starts, Integers(ctx, 1, "starts"));
-    PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> ends, Integers(ctx, 2, "ends"));
+    PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> starts, ops::tensor::ReadIntegerInput(ctx, 1, "starts"));
+    PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> ends, ops::tensor::ReadIntegerInput(ctx, 2, "ends"));
     std::vector<int64_t> axes, steps(starts.size(), 1);
     if (ctx.has_input(3)) {
-      PARITY_ASSIGN_OR_RETURN(axes, Integers(ctx, 3, "axes"));
+      PARITY_ASSIGN_OR_RETURN(axes, ops::tensor::ReadIntegerInput(ctx, 3, "axes"));
     } else {
       for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
     }
     if (ctx.has_input(4)) {
-      PARITY_ASSIGN_OR_RETURN(steps, Integers(ctx, 4, "steps"));
+      PARITY_ASSIGN_OR_RETURN(steps, ops::tensor::ReadIntegerInput(ctx, 4, "steps"));
     }
     if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) {
       return ctx.Error("starts, ends, axes and steps must have the same length");
@@ -406,13 +383,10 @@ class SliceNode final : public KernelNode {
     StridedView view;
     view.rank = static_cast<int>(rank);
     for (int64_t d = 0; d < rank; ++d) view.dims[d] = x.dim(d), view.strides[d] = strides[static_cast<size_t>(d)];
-    std::vector<bool> seen(static_cast<size_t>(rank), false);
+    PARITY_ASSIGN_OR_RETURN(axes, ops::tensor::NormalizeAxes(ctx, axes, rank));
     int64_t base = 0;
     for (size_t i = 0; i < axes.size(); ++i) {
-      if (axes[i] < -rank || axes[i] >= rank) return ctx.Error("axis ", axes[i], " is out of range for rank ", rank);
-      const int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
-      if (seen[static_cast<size_t>(axis)]) return ctx.Error("axis ", axes[i], " appears twice");
-      seen[static_cast<size_t>(axis)] = true;
+      const int64_t axis = axes[i];
       if (steps[i] == 0) return ctx.Error("step on axis ", axis, " is zero");
       const SliceAxis slice = SliceOf(x.dim(axis), starts[i], ends[i], steps[i]);
       view.dims[axis] = slice.count;
@@ -448,8 +422,8 @@ class ExpandNode final : public KernelNode {
  public:
   StatusOr<std::vector<Value>> RunOn(CudaContext* cuda, const KernelContext& ctx) override {
     const Tensor& x = ctx.tensor(0);
-    PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> shape, Integers(ctx, 1, "shape"));
-    PARITY_ASSIGN_OR_RETURN(Shape out_dims, Broadcast(ctx, x.shape(), shape));
+    PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ops::tensor::ReadIntegerInput(ctx, 1, "shape"));
+    PARITY_ASSIGN_OR_RETURN(Shape out_dims, ops::BroadcastShapes(ctx, {x.shape(), shape}));
     PARITY_RETURN_IF_ERROR(RequireRank(ctx, out_dims.size()));
     PARITY_ASSIGN_OR_RETURN(int64_t n, ElementCount(out_dims));
     const auto element = static_cast<int64_t>(StorageSize(x.dtype()));
@@ -515,8 +489,7 @@ class WhereNode final : public KernelNode {
     if (c.dtype() != DataType::kBool || x.dtype() != z.dtype()) {
       return ctx.Error("inputs of ", c.Description(), ", ", x.Description(), " and ", z.Description());
     }
-    PARITY_ASSIGN_OR_RETURN(Shape partial, Broadcast(ctx, c.shape(), x.shape()));
-    PARITY_ASSIGN_OR_RETURN(Shape out_dims, Broadcast(ctx, partial, z.shape()));
+    PARITY_ASSIGN_OR_RETURN(Shape out_dims, ops::BroadcastShapes(ctx, {c.shape(), x.shape(), z.shape()}));
     PARITY_RETURN_IF_ERROR(RequireRank(ctx, out_dims.size()));
     PARITY_ASSIGN_OR_RETURN(int64_t n, ElementCount(out_dims));
     PARITY_ASSIGN_OR_RETURN(const void* dc, In(*cuda, ctx, 0));
@@ -629,7 +602,7 @@ class RmsNormNode final : public KernelNode {
       }
       own.erase(own.begin());
     }
-    PARITY_ASSIGN_OR_RETURN(Shape joined, Broadcast(ctx, own, block));
+    PARITY_ASSIGN_OR_RETURN(Shape joined, ops::BroadcastShapes(ctx, {own, block}));
     if (joined != block) return ctx.Error("scale ", scale.Description(), " does not broadcast to ", x.Description());
     const int64_t cols = std::accumulate(block.begin(), block.end(), int64_t{1}, std::multiplies<>());
     const int64_t rows = cols == 0 ? 0 : x.size() / cols;

@@ -20,6 +20,7 @@
 #include "adapters/cuda/lowerings.h"
 #include "adapters/cuda/strided_views.h"
 #include "adapters/device/driver_symbols.h"
+#include "reference/ops/common.h"
 
 namespace parity::adapters::cuda {
 
@@ -382,12 +383,9 @@ class LtMatMulNode final : public LoweredNode {
     float beta = 0;
     if (has_c && !bias_row) {
       // C broadcast into the output, which cuBLASLt reads as C and writes as D.
-      const Shape& c_dims = ctx.tensor(2).shape();
-      for (size_t i = 0; i < c_dims.size(); ++i) {
-        const size_t at = i + g.out_dims.size() - c_dims.size();
-        if (c_dims.size() > g.out_dims.size() || (c_dims[i] != 1 && c_dims[i] != g.out_dims[at])) {
-          return ctx.Error("C ", ctx.tensor(2).Description(), " does not broadcast to ", ShapeToString(g.out_dims));
-        }
+      PARITY_ASSIGN_OR_RETURN(Shape joined, ops::BroadcastShapes(ctx, {ctx.tensor(2).shape(), g.out_dims}));
+      if (joined != g.out_dims) {
+        return ctx.Error("C ", ctx.tensor(2).Description(), " does not broadcast to ", ShapeToString(g.out_dims));
       }
       PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> c_full,
                               Expanded(*cuda, ctx, ctx.tensor(2), c_data, g.out_dims));
