@@ -346,7 +346,8 @@ void RenderStateful(const std::vector<RunData>& runs, std::ostringstream& h) {
   if (tables.per_case.empty()) return;
   h << "<h2>Stateful cases</h2><p class=\"muted\">Cases whose steps run on one session, carrying their state (a "
        "key/value cache) from step to step. Peak is the worker's resident memory high-water mark during one step's "
-       "run.</p>";
+       "run. Device memory and what a step copied back come from the adapter's own count of its runs (ABI "
+       "<code>run_cost</code>), where it keeps values on a device.</p>";
   auto table = [&](const char* id, const std::vector<std::string>& columns,
                    const std::vector<std::vector<std::string>>& rows, size_t text_columns) {
     h << "<table id=\"" << id << "\"><tr>";

@@ -236,7 +236,9 @@ void RenderStateful(const std::vector<RunData>& runs, std::ostringstream& md) {
   const StatefulTables tables = BuildStatefulTables(runs);
   if (tables.per_case.empty()) return;
   md << "## Stateful cases\n\nCases whose steps run on one session, carrying their state (a key/value cache) from "
-        "step to step. Peak is the worker's resident memory high-water mark during one step's run.\n\n";
+        "step to step. Peak is the worker's resident memory high-water mark during one step's run. "
+        "Device memory and what a step copied back come from the adapter's own count of its runs (ABI `run_cost`), "
+        "where it keeps values on a device.\n\n";
   auto table = [&](const std::vector<std::string>& columns, const std::vector<std::vector<std::string>>& rows,
                    size_t text_columns) {
     std::vector<std::string> header;

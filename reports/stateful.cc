@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <optional>
 
@@ -19,6 +20,10 @@ struct StepFigures {
   size_t steps = 0;
   std::optional<double> median_ms;
   std::optional<double> first_peak_kb, last_peak_kb, max_peak_kb;
+  // From the adapter's run_cost, when it reports one: the device memory
+  // held after the first and the last step, and the median bytes a step
+  // copied back to the host.
+  std::optional<double> first_device_bytes, last_device_bytes, median_to_host_bytes;
 };
 
 std::optional<double> PeakKb(const StepRecord& step) {
@@ -39,11 +44,20 @@ StepFigures FiguresOf(const CaseResult& r) {
     f.first_peak_kb = PeakKb(r.steps.front());
     f.last_peak_kb = PeakKb(r.steps.back());
   }
+  std::vector<double> to_host;
+  for (const StepRecord& step : r.steps) {
+    if (!step.cost) continue;
+    to_host.push_back(static_cast<double>(step.cost->to_host_bytes));
+    if (!f.first_device_bytes) f.first_device_bytes = static_cast<double>(step.cost->device_bytes);
+    f.last_device_bytes = static_cast<double>(step.cost->device_bytes);
+  }
+  if (!to_host.empty()) f.median_to_host_bytes = Median(to_host);
   return f;
 }
 
 std::string Ms(const std::optional<double>& v) { return v ? FormatMs(*v) : "–"; }
 std::string Kib(const std::optional<double>& v, bool sign = false) { return v ? FormatKib(*v, sign) : "–"; }
+std::string Bytes(const std::optional<double>& v) { return v ? FormatBytes(*v) : "–"; }
 
 }  // namespace
 
@@ -53,10 +67,22 @@ std::string FormatKib(double kib, bool sign) {
   return text;
 }
 
+std::string FormatBytes(double bytes) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  size_t unit = 0;
+  while (bytes >= 1024.0 && unit + 1 < std::size(kUnits)) {
+    bytes /= 1024.0;
+    ++unit;
+  }
+  char text[48];
+  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", bytes, kUnits[unit]);
+  return text;
+}
+
 const std::vector<std::string>& StatefulCaseColumns() {
   static const std::vector<std::string> columns = {
       "suite", "case", "run", "state", "steps", "readback", "ms per step (median)", "peak, first step",
-      "peak, last step", "growth (last − first)"};
+      "peak, last step", "growth (last − first)", "device memory, first / last step", "copied back per step (median)"};
   return columns;
 }
 
@@ -92,7 +118,10 @@ StatefulTables BuildStatefulTables(const std::vector<RunData>& runs) {
       if (f.first_peak_kb && f.last_peak_kb) growth = *f.last_peak_kb - *f.first_peak_kb;
       tables.per_case.push_back({key.first, key.second, runs[run].label, CaseStateName(record->state), std::to_string(f.steps),
                                  record->state_readback.empty() ? "–" : record->state_readback, Ms(f.median_ms),
-                                 Kib(f.first_peak_kb), Kib(f.last_peak_kb), Kib(growth, /*sign=*/true)});
+                                 Kib(f.first_peak_kb), Kib(f.last_peak_kb), Kib(growth, /*sign=*/true),
+                                 f.first_device_bytes ? Bytes(f.first_device_bytes) + " / " + Bytes(f.last_device_bytes)
+                                                      : "–",
+                                 Bytes(f.median_to_host_bytes)});
     }
     // Each later run against the first: a saving is positive when B needs less.
     for (size_t b = 1; b < ran.size(); ++b) {

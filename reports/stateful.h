@@ -1,5 +1,7 @@
 // The reports' "Stateful cases" section: per stateful case and run, the
-// steps' time and the worker's peak memory at the first and the last step;
+// steps' time and the worker's peak memory at the first and the last step,
+// and, for an adapter that reports its runs' copies, its device memory and
+// what each step copied back;
 // and, where two runs ran the same case, the two side by side with what the
 // second saves (e.g. an adapter that updates its caches in place).
 #pragma once
@@ -30,5 +32,8 @@ StatefulTables BuildStatefulTables(const std::vector<RunData>& runs);
 
 // KiB as MiB with one decimal ("12.3 MiB"); with `sign`, "+" before a gain.
 std::string FormatKib(double kib, bool sign = false);
+// Bytes in the largest unit that keeps the figure at or above 1 ("512 B",
+// "1.5 KiB", "64.0 MiB").
+std::string FormatBytes(double bytes);
 
 }  // namespace parity

@@ -62,17 +62,37 @@ TEST(StatefulReportTest, TablesHoldMediansPeaksGrowthAndSavings) {
   ASSERT_EQ(t.per_case.size(), 3u);  // test_abs is not stateful
   // Medians 3 and 1.5 ms; A's peak goes 10 -> 12 MiB, B's stays at 10.
   EXPECT_EQ(t.per_case[0], (std::vector<std::string>{"aliasing", "test_kv", "reference@cpu", "PASS", "3", "every",
-                                                     "3.00", "10.0 MiB", "12.0 MiB", "+2.0 MiB"}));
+                                                     "3.00", "10.0 MiB", "12.0 MiB", "+2.0 MiB", "–", "–"}));
   EXPECT_EQ(t.per_case[1], (std::vector<std::string>{"aliasing", "test_kv", "reference_inplace@cpu", "PASS", "3",
-                                                     "every", "1.50", "10.0 MiB", "10.0 MiB", "+0.0 MiB"}));
+                                                     "every", "1.50", "10.0 MiB", "10.0 MiB", "+0.0 MiB", "–", "–"}));
   // No peak where the worker could not measure it.
   EXPECT_EQ(t.per_case[2], (std::vector<std::string>{"aliasing", "test_kv_no_memory", "reference@cpu", "FAIL", "1",
-                                                     "every", "5.00", "–", "–", "–"}));
+                                                     "every", "5.00", "–", "–", "–", "–", "–"}));
   // B against A: half the time per step, 2 MiB (2 of 12) less at its peak.
   ASSERT_EQ(t.side_by_side.size(), 1u);
   EXPECT_EQ(t.side_by_side[0],
             (std::vector<std::string>{"aliasing", "test_kv", "reference@cpu", "reference_inplace@cpu", "3.00", "1.50",
                                       "0.50", "12.0 MiB", "10.0 MiB", "+2.0 MiB (+16.7%)"}));
+}
+
+// An adapter with device memory of its own reports each step's copies
+// (run_cost): the memory it held after the first and the last step, and the
+// median bytes a step copied back.
+TEST(StatefulReportTest, DeviceMemoryAndCopiesBackComeFromEachStepsRunCost) {
+  auto cost = [](int64_t held, int64_t to_host) {
+    return json{{"runs", 1}, {"to_device_copies", 1}, {"to_device_bytes", 4096}, {"to_host_copies", 1},
+                {"to_host_bytes", to_host}, {"device_bytes", held}, {"device_peak_bytes", held}};
+  };
+  json steps = {Step(0, 2, 10240), Step(1, 1, 10240), Step(2, 1, 10240)};
+  steps[0]["cost"] = cost(64 << 20, 3 << 20);  // the first step brings its logits and more
+  steps[1]["cost"] = cost(64 << 20, 1024);
+  steps[2]["cost"] = cost(64 << 20, 1024);
+  const StatefulTables t = BuildStatefulTables({MakeRun("cuda", {Line("test_kv", "cuda", "PASS", steps)})});
+  ASSERT_EQ(t.per_case.size(), 1u);
+  EXPECT_EQ(t.per_case[0][10], "64.0 MiB / 64.0 MiB");
+  EXPECT_EQ(t.per_case[0][11], "1.0 KiB");  // the median
+  EXPECT_EQ(FormatBytes(512), "512 B");
+  EXPECT_EQ(FormatBytes(1536), "1.5 KiB");
 }
 
 TEST(StatefulReportTest, MarkdownAndHtmlShowTheSection) {

@@ -23,6 +23,20 @@ const SessionBackend* Backend() {
     b.variant_targets = {kPortableTarget};
     // The driver must find a device and the runtime must start on it.
     b.available = [] { return CudaContext::Get().status(); };
+    // Each run's copies and device memory (parity_run_cost), from the
+    // context's counts: every copy each way, the buffers held.
+    b.device_counters = [] {
+      parity_run_cost counters{};
+      StatusOr<CudaContext*> cuda = CudaContext::Get();
+      if (!cuda.ok()) return counters;
+      const Transfers t = (*cuda)->transfers();
+      const DeviceMemory m = (*cuda)->memory();
+      counters = {t.uploads, t.upload_bytes, t.downloads, t.download_bytes, m.bytes, m.peak_bytes};
+      return counters;
+    };
+    b.reset_device_peak = [] {
+      if (StatusOr<CudaContext*> cuda = CudaContext::Get(); cuda.ok()) (*cuda)->ResetPeak();
+    };
     return b;
   }();
   return &backend;

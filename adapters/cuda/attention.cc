@@ -134,7 +134,7 @@ class AttentionNode final : public LoweredNode {
     if (!done) PARITY_RETURN_IF_ERROR(RunOwnKernel(*cuda, ctx, p, *kernel_type, shape, q, *keys, *values, *y));
 
     std::vector<Value> outputs;
-    PARITY_ASSIGN_OR_RETURN(Tensor y_host, cuda->Download(y, type, y_dims));
+    PARITY_ASSIGN_OR_RETURN(Tensor y_host, cuda->Made(y, type, y_dims));
     outputs.push_back(Value::FromTensor(std::move(y_host)));
     const std::pair<const std::shared_ptr<DeviceBuffer>*, int64_t> present[] = {{&keys, p.head_size},
                                                                                  {&values, p.v_size}};
@@ -144,7 +144,7 @@ class AttentionNode final : public LoweredNode {
         continue;
       }
       const auto& [buffer, size] = present[i - 1];
-      PARITY_ASSIGN_OR_RETURN(Tensor cache, cuda->Download(*buffer, type, {p.batch, p.kv_heads, p.total, size}));
+      PARITY_ASSIGN_OR_RETURN(Tensor cache, cuda->Made(*buffer, type, {p.batch, p.kv_heads, p.total, size}));
       outputs.push_back(Value::FromTensor(std::move(cache)));
     }
     return outputs;
@@ -242,6 +242,8 @@ class AttentionNode final : public LoweredNode {
       // The mask as additive bias in double, in its own dims right-aligned
       // to four (bool: 0 or -inf), made on the host where it is.
       const Tensor& mask = ctx.tensor(3);
+      // A mask an earlier node made on the device comes back for that.
+      PARITY_RETURN_IF_ERROR(cuda.Bring(mask).WithContext(ctx.NodeLabel()));
       for (int64_t i = 0; i < mask.rank(); ++i) a.bias_dims[4 - mask.rank() + i] = mask.dim(i);
       PARITY_ASSIGN_OR_RETURN(bias, Tensor::Create(DataType::kDouble, mask.shape()));
       for (int64_t i = 0; i < mask.size(); ++i) {

@@ -68,7 +68,7 @@ class PlanNode final : public LoweredNode {
     PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> out, cuda->Allocate(static_cast<size_t>(n) * StorageSize(type_)));
     tensors.push_back(out->data());
     if (n > 0) PARITY_RETURN_IF_ERROR(plan_->Run(tensors).WithContext(graph::DescribeNode(ctx.node())));
-    PARITY_ASSIGN_OR_RETURN(Tensor y, cuda->Download(out, type_, out_dims_));
+    PARITY_ASSIGN_OR_RETURN(Tensor y, cuda->Made(out, type_, out_dims_));
     return std::vector<Value>{Value::FromTensor(std::move(y))};
   }
 

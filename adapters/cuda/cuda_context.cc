@@ -6,8 +6,14 @@
 
 namespace parity::adapters::cuda {
 
+DeviceBuffer::DeviceBuffer(void* data, size_t bytes, void* stream, MemoryCount* memory)
+    : data_(data), bytes_(bytes), stream_(stream), memory_(memory) {
+  if (memory_) memory_->Add(bytes_);
+}
+
 DeviceBuffer::~DeviceBuffer() {
   if (data_) cudaFreeAsync(data_, static_cast<cudaStream_t>(stream_));
+  if (memory_) memory_->Remove(bytes_);
 }
 
 std::optional<KType> KernelType(DataType type) {
@@ -45,7 +51,7 @@ StatusOr<CudaContext*> CudaContext::Get() {
       uint64_t keep = UINT64_MAX;
       cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
     }
-    auto* made = new CudaContext;  // lives as long as the process
+    auto* made = new CudaContext();  // lives as long as the process
     made->stream_ = stream;
     return made;
   }();
@@ -60,62 +66,58 @@ StatusOr<std::shared_ptr<DeviceBuffer>> CudaContext::Allocate(size_t bytes) {
     return Status(e == cudaErrorMemoryAllocation ? StatusCode::kResourceExhausted : StatusCode::kInternal,
                   StrCat("cannot allocate ", bytes, " bytes of device memory: ", cudaGetErrorName(e)));
   }
-  return std::make_shared<DeviceBuffer>(data, bytes, stream_);
+  return std::make_shared<DeviceBuffer>(data, bytes, stream_, &memory_);
 }
 
-void CudaContext::Prune() {
-  std::erase_if(resident_, [](const Resident& r) { return r.host.BufferUseCount() <= 1; });
-}
+CudaContext::CudaContext()
+    : residency_(Residency<DeviceBuffer>::Device{
+          .allocate = [this](size_t bytes) { return Allocate(bytes); },
+          .upload =
+              [this](const Tensor& host, DeviceBuffer& device) {
+                const cudaError_t e = cudaMemcpyAsync(device.data(), host.raw_bytes(), host.byte_size(),
+                                                      cudaMemcpyHostToDevice, static_cast<cudaStream_t>(stream_));
+                return e == cudaSuccess ? Status::Ok() : Error(e, StrCat("uploading ", host.Description()));
+              },
+          .download =
+              [this](const DeviceBuffer& device, Tensor& host) {
+                // The kernels that write it were queued on the stream.
+                PARITY_RETURN_IF_ERROR(Synchronize());
+                const cudaError_t e =
+                    cudaMemcpy(host.mutable_raw_bytes(), device.data(), host.byte_size(), cudaMemcpyDeviceToHost);
+                return e == cudaSuccess ? Status::Ok() : Error(e, StrCat("downloading ", host.Description()));
+              },
+      }) {}
 
 StatusOr<const void*> CudaContext::DeviceData(const Tensor& host) {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (const Resident& r : resident_) {
-    if (r.host.SharesBufferWith(host)) {
-      ++transfers_.resident_reads;
-      return static_cast<const void*>(r.device->data());
-    }
-  }
-  Prune();
-  PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> device, Allocate(host.byte_size()));
-  if (host.byte_size() > 0) {
-    const cudaError_t e = cudaMemcpyAsync(device->data(), host.raw_bytes(), host.byte_size(), cudaMemcpyHostToDevice,
-                                          static_cast<cudaStream_t>(stream_));
-    if (e != cudaSuccess) return Error(e, StrCat("uploading ", host.Description()));
-  }
-  ++transfers_.uploads;
-  transfers_.upload_bytes += host.byte_size();
-  resident_.push_back({host, device});
+  PARITY_ASSIGN_OR_RETURN(DeviceBuffer * device, residency_.DeviceCopy(host));
   return static_cast<const void*>(device->data());
 }
 
-void CudaContext::Forget(const Tensor& host) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  std::erase_if(resident_, [&](const Resident& r) { return r.host.SharesBufferWith(host); });
-}
-
 StatusOr<void*> CudaContext::MutableDeviceData(const Tensor& host) {
-  PARITY_ASSIGN_OR_RETURN(const void* data, DeviceData(host));
-  return const_cast<void*>(data);
+  std::lock_guard<std::mutex> lock(mutex_);
+  PARITY_ASSIGN_OR_RETURN(DeviceBuffer * device, residency_.DeviceCopy(host));
+  return device->data();
 }
 
-StatusOr<Tensor> CudaContext::Download(const std::shared_ptr<DeviceBuffer>& device, DataType type,
-                                       const Shape& shape) {
-  PARITY_ASSIGN_OR_RETURN(Tensor host, Tensor::Create(type, shape));
-  if (host.byte_size() > device->bytes()) {
-    return Status(StatusCode::kInternal, StrCat(host.Description(), " is larger than its device buffer of ",
-                                                device->bytes(), " bytes"));
-  }
-  PARITY_RETURN_IF_ERROR(Synchronize());
-  if (host.byte_size() > 0) {
-    const cudaError_t e = cudaMemcpy(host.mutable_raw_bytes(), device->data(), host.byte_size(), cudaMemcpyDeviceToHost);
-    if (e != cudaSuccess) return Error(e, StrCat("downloading ", host.Description()));
-  }
+void CudaContext::DeviceWrote(const Tensor& host) {
   std::lock_guard<std::mutex> lock(mutex_);
-  ++transfers_.downloads;
-  transfers_.download_bytes += host.byte_size();
-  Prune();
-  resident_.push_back({host, device});
-  return host;
+  residency_.DeviceWrote(host);
+}
+
+StatusOr<Tensor> CudaContext::Made(std::shared_ptr<DeviceBuffer> device, DataType type, const Shape& shape) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return residency_.Made(std::move(device), type, shape);
+}
+
+Status CudaContext::Bring(const Tensor& host) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return residency_.Bring(host);
+}
+
+bool CudaContext::Forget(const Tensor& host) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return residency_.Forget(host);
 }
 
 Status CudaContext::Synchronize() {
@@ -125,12 +127,16 @@ Status CudaContext::Synchronize() {
 
 Transfers CudaContext::transfers() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return transfers_;
+  return residency_.transfers();
 }
 
 size_t CudaContext::resident_count() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return resident_.size();
+  return residency_.size();
 }
+
+DeviceMemory CudaContext::memory() const { return memory_.Read(); }
+
+void CudaContext::ResetPeak() { memory_.ResetPeak(); }
 
 }  // namespace parity::adapters::cuda

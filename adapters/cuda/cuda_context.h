@@ -1,25 +1,26 @@
 // The CUDA adapter's device state: device 0, one stream, device memory,
-// and the residency of the session's values.
+// and the residency of the session's values (residency.h).
 //
 // The evaluator passes host tensors between nodes (adapters/device/
 // partition.h). A lowered node reads its inputs through DeviceData: a
 // tensor whose device copy is resident (an initializer uploaded at
 // creation, or the output of an earlier lowered node) is read there, with
 // no copy; any other is uploaded once and then kept. Each output a lowered
-// node makes is downloaded into a host tensor at once (the reference's
-// nodes and the graph's outputs read it there) and its device buffer is
-// kept beside it, so the next lowered node reads it on the device. A
-// device copy is dropped when no tensor but the cache's own holds its host
-// buffer. A host buffer written after it is made (a key/value cache that a
-// stateful session binds) is either written on both sides at once by the
-// adapter's in-place TensorScatter (MutableDeviceData), or written by the
-// evaluator on the host, which tells the adapter (Forget), so a resident
-// copy never goes stale.
+// node makes is a host tensor whose bytes stay on the device (Made) until
+// the host reads them: a node on the reference's kernels, an output the
+// session returns, a state read back (Bring, through
+// NodeKernels::host_reads). A bound key/value cache therefore never comes
+// back between steps, and a cache written in place on the device
+// (DeviceWrote) is behind on the host until it is read. A device copy is
+// dropped when no tensor but the ledger's own holds its host buffer, or
+// when the evaluator writes that buffer on the host (Forget).
 //
-// Every copy is counted (Transfers), so that a report or a benchmark can
-// say what fallback and the host boundary cost.
+// Every copy is counted (Transfers), and so is the device memory the
+// adapter's buffers hold (DeviceMemory), for the run's cost
+// (parity_run_cost).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -29,17 +30,43 @@
 #include <vector>
 
 #include "adapters/cuda/kernel_math.h"
+#include "adapters/cuda/residency.h"
 #include "reference/core/status.h"
 #include "reference/core/tensor.h"
 
 namespace parity::adapters::cuda {
+
+// Bytes of device memory the adapter's buffers hold now, and the most
+// they held since the peak was last reset.
+struct DeviceMemory {
+  uint64_t bytes = 0;
+  uint64_t peak_bytes = 0;
+};
+
+// The count behind DeviceMemory, kept by the buffers themselves (atomics:
+// a buffer may go while the context's mutex is held).
+class MemoryCount {
+ public:
+  void Add(uint64_t bytes) {
+    const uint64_t now = bytes_.fetch_add(bytes) + bytes;
+    uint64_t peak = peak_.load();
+    while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
+    }
+  }
+  void Remove(uint64_t bytes) { bytes_.fetch_sub(bytes); }
+  void ResetPeak() { peak_.store(bytes_.load()); }
+  DeviceMemory Read() const { return {bytes_.load(), peak_.load()}; }
+
+ private:
+  std::atomic<uint64_t> bytes_{0}, peak_{0};
+};
 
 // Device memory, freed on the context's stream when the last holder lets go
 // (cudaFreeAsync: after the work queued on the stream before it, so a
 // buffer may be dropped while a kernel that reads it is still queued).
 class DeviceBuffer {
  public:
-  DeviceBuffer(void* data, size_t bytes, void* stream) : data_(data), bytes_(bytes), stream_(stream) {}
+  DeviceBuffer(void* data, size_t bytes, void* stream, MemoryCount* memory);
   ~DeviceBuffer();
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -50,12 +77,7 @@ class DeviceBuffer {
   void* data_;
   size_t bytes_;
   void* stream_;
-};
-
-struct Transfers {
-  uint64_t uploads = 0, upload_bytes = 0;      // host to device
-  uint64_t downloads = 0, download_bytes = 0;  // device to host
-  uint64_t resident_reads = 0;                 // inputs found on the device
+  MemoryCount* memory_;  // the context's
 };
 
 // The kernels' element type of `type`, or nullopt for a type they do not take.
@@ -74,16 +96,22 @@ class CudaContext {
   StatusOr<std::shared_ptr<DeviceBuffer>> Allocate(size_t bytes);
   // The device copy of `host`'s bytes: resident, or uploaded now and kept.
   StatusOr<const void*> DeviceData(const Tensor& host);
-  // The same copy, to be written: the caller writes the same change into
-  // the host buffer, so that both keep one value (an in-place node).
+  // The same copy, to be written by a kernel; the caller says DeviceWrote
+  // once the write is done (an in-place node).
   StatusOr<void*> MutableDeviceData(const Tensor& host);
-  // A host tensor of `type` and `shape` holding `device`'s bytes, downloaded
-  // now (the stream is synchronized first); `device` stays resident for it.
-  StatusOr<Tensor> Download(const std::shared_ptr<DeviceBuffer>& device, DataType type, const Shape& shape);
+  // The device copy of `host` was written: the host buffer is behind.
+  void DeviceWrote(const Tensor& host);
+  // A host tensor of `type` and `shape` for the result a kernel is writing
+  // into `device`: the bytes stay there until the host reads them (Bring).
+  StatusOr<Tensor> Made(std::shared_ptr<DeviceBuffer> device, DataType type, const Shape& shape);
+  // Before the host reads `host`: a newer device copy comes back (the
+  // stream synchronized first); nothing for a host buffer that is current.
+  Status Bring(const Tensor& host);
   // Drops the device copy of `host`'s buffer, if one is resident: the host
   // wrote that buffer (NodeKernels::host_wrote), or a write to the device
-  // copy failed halfway.
-  void Forget(const Tensor& host);
+  // copy failed halfway. False when the device copy held the only current
+  // value.
+  bool Forget(const Tensor& host);
   // Waits for the stream; an error names the failed kernel's error.
   Status Synchronize();
 
@@ -92,19 +120,17 @@ class CudaContext {
 
   Transfers transfers() const;
   size_t resident_count() const;
+  // The device memory held now and the peak since ResetPeak.
+  DeviceMemory memory() const;
+  void ResetPeak();
 
  private:
-  CudaContext() = default;
-  struct Resident {
-    Tensor host;  // holds the host buffer, so that its address is not reused
-    std::shared_ptr<DeviceBuffer> device;
-  };
-  void Prune();  // drops the copies no other tensor holds the host buffer of
+  CudaContext();
 
   void* stream_ = nullptr;
   mutable std::mutex mutex_;
-  std::vector<Resident> resident_;
-  Transfers transfers_;
+  Residency<DeviceBuffer> residency_;
+  MemoryCount memory_;
 };
 
 }  // namespace parity::adapters::cuda

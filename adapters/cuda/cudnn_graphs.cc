@@ -2,10 +2,14 @@
 // to compile: this is its only translation unit.
 #include "adapters/cuda/cudnn_graphs.h"
 
+#include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <mutex>
+#include <string_view>
+#include <unordered_map>
 
 #include <cudnn_frontend.h>
 
@@ -265,6 +269,49 @@ auto Guard(Build&& build) -> decltype(build()) {
   }
 }
 
+// Whether plans are autotuned (PARITY_CUDA_AUTOTUNE, on unless "0"): the
+// GPU corpus run turns it off to spend its device time on cases.
+bool AutotuneOn() {
+  static const bool on = [] {
+    const char* value = std::getenv("PARITY_CUDA_AUTOTUNE");
+    return !value || std::string_view(value) != "0";
+  }();
+  return on;
+}
+
+// Every plan built is run on scratch buffers of the graph's shapes (zeros)
+// and timed by the frontend; the fastest is kept (cuDNN's autotuning).
+Status Autotune(Graph& made, cudnnHandle_t handle, CudaContext& cuda, DataType type) {
+  fe::graph::Graph& g = *made.graph;
+  std::vector<std::shared_ptr<DeviceBuffer>> scratch;
+  std::unordered_map<std::shared_ptr<fe::graph::Tensor_attributes>, void*> pack;
+  for (const auto& tensor : made.tensors) {
+    const std::vector<int64_t> dims = tensor->get_dim();
+    const std::vector<int64_t> strides = tensor->get_stride();
+    int64_t extent = 1;  // elements up to the last one addressed
+    for (size_t i = 0; i < dims.size() && i < strides.size(); ++i) {
+      if (dims[i] <= 0) return Status::Ok();  // nothing to time
+      extent += (dims[i] - 1) * strides[i];
+    }
+    const size_t bytes = static_cast<size_t>(extent) * StorageSize(type);
+    PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> buffer, cuda.Allocate(bytes));
+    if (const cudaError_t e = cudaMemsetAsync(buffer->data(), 0, bytes, static_cast<cudaStream_t>(cuda.stream()));
+        e != cudaSuccess) {
+      return CudaContext::Error(e, "zeroing an autotuning buffer");
+    }
+    pack[tensor] = buffer->data();
+    scratch.push_back(std::move(buffer));
+  }
+  std::shared_ptr<DeviceBuffer> workspace;
+  if (const int64_t bytes = g.get_autotune_workspace_size(); bytes > 0) {
+    PARITY_ASSIGN_OR_RETURN(workspace, cuda.Allocate(static_cast<size_t>(bytes)));
+  }
+  if (fe::error_t e = g.autotune(handle, pack, workspace ? workspace->data() : nullptr); e.is_bad()) {
+    return Refused(e, "autotune");
+  }
+  return cuda.Synchronize();
+}
+
 StatusOr<std::unique_ptr<CudnnPlan>> MakePlan(StatusOr<Graph> built, CudaContext& cuda, DataType type) {
   PARITY_ASSIGN_OR_RETURN(Graph graph, std::move(built));
   PARITY_ASSIGN_OR_RETURN(cudnnHandle_t handle, Handle(cuda));
@@ -281,7 +328,14 @@ StatusOr<std::unique_ptr<CudnnPlan>> MakePlan(StatusOr<Graph> built, CudaContext
   }
   g.deselect_numeric_notes(excluded);
   if (fe::error_t e = g.check_support(handle); e.is_bad()) return Refused(e, "support");
-  if (fe::error_t e = g.build_plans(handle); e.is_bad()) return Refused(e, "plans");
+  // Autotuned: every plan the heuristics offer is built and timed, at load
+  // time; else the heuristics' first plan that builds.
+  const bool tune = AutotuneOn();
+  if (fe::error_t e = g.build_plans(handle, tune ? fe::BuildPlanPolicy_t::ALL : fe::BuildPlanPolicy_t::HEURISTICS_CHOICE);
+      e.is_bad()) {
+    return Refused(e, "plans");
+  }
+  if (tune) PARITY_RETURN_IF_ERROR(Autotune(graph, handle, cuda, type));
   int64_t workspace_bytes = 0;
   if (fe::error_t e = g.get_workspace_size(workspace_bytes); e.is_bad()) return Refused(e, "workspace");
   std::shared_ptr<DeviceBuffer> workspace;

@@ -25,9 +25,10 @@ Decoder layer: cases/aliasing's 4,096-position grouped-query decoder layer
 (a prefill, then 32 decode steps in one stateful session), as written (its
 annotations let TensorScatter write the bound caches in place, in device
 memory) and with its annotations removed (functional: each step copies the
-caches). Prints the median decode step of both and their ratio, and the
+caches). Prints the median decode step of both and their ratio, the
 adapter process's device memory (nvidia-smi, sampled while it runs) after
-the first step and at the end.
+the first step and at the end, and the adapter's own count of each step
+(ABI run_cost: the device memory its buffers hold, the bytes copied back).
 """
 from __future__ import annotations
 
@@ -241,10 +242,18 @@ def run(folder: str, out: str, parity: str, adapter: str, steps: int, repeats: i
             started = time.monotonic()
             (result,) = parity_run(parity, adapter, os.path.join(folder, "decode", mode), os.path.join(out, mode))
         used = [mb for _, mb in memory.samples]
+        # The adapter's own count of each step (run_cost): the device memory
+        # its buffers hold after the step, and what the step copied back.
+        costs = [s.get("cost") or {} for s in result.get("steps") or []]
+        held = [c["device_bytes"] / 2**20 for c in costs if "device_bytes" in c]
+        back = [c["to_host_bytes"] for c in costs if "to_host_bytes" in c]
         figures["decode"][mode] = {"state": result["state"], "message": result.get("message", ""),
                                    "decode_step_ms": median_step(result) if result["state"] == "PASS" else None,
                                    "device_mib_first_last": [used[0], used[-1]] if used else None,
                                    "device_mib_max": max(used) if used else None,
+                                   "adapter_mib_first_last": [held[0], held[-1]] if held else None,
+                                   "adapter_mib_max": max(held) if held else None,
+                                   "copied_back_bytes_per_step": statistics.median(back[1:]) if len(back) > 1 else None,
                                    "seconds": time.monotonic() - started}
     in_place, functional = figures["decode"]["in_place"], figures["decode"]["functional"]
     if in_place["decode_step_ms"] and functional["decode_step_ms"]:
@@ -252,7 +261,9 @@ def run(folder: str, out: str, parity: str, adapter: str, steps: int, repeats: i
     print(f"decoder layer, 4,096 positions: in place {in_place['decode_step_ms']} ms a step ({in_place['state']}), "
           f"functional {functional['decode_step_ms']} ms ({functional['state']}), ratio "
           f"{figures['decode'].get('ratio')} (<= 0.5 wanted); device MiB in place (first, last) "
-          f"{in_place['device_mib_first_last']}")
+          f"{in_place['device_mib_first_last']} by nvidia-smi, {in_place['adapter_mib_first_last']} by the adapter "
+          f"(functional {functional['adapter_mib_first_last']}); bytes copied back a decode step: in place "
+          f"{in_place['copied_back_bytes_per_step']}, functional {functional['copied_back_bytes_per_step']}")
     with open(os.path.join(out, "gpu_bench.json"), "w") as f:
         json.dump(figures, f, indent=1)
     return 0

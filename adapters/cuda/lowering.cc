@@ -55,13 +55,21 @@ Status RequireRank(const KernelContext& ctx, size_t rank) {
 }
 
 // A node on the adapter's own kernels: its context, its inputs on the
-// device, one output buffer, then the download.
+// device, one output buffer, left there (CudaContext::Made).
 class KernelNode : public LoweredNode {
  public:
   // Every input a tensor and the device there, then the node's own run.
   StatusOr<std::vector<Value>> Run(const KernelContext& ctx) final {
     PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
     PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+    // Indices, shapes and positions are read on the host. The kernels make
+    // only floating-point results, so none of these is behind there; the
+    // check keeps it so should that change.
+    for (size_t i = 0; i < ctx.input_count(); ++i) {
+      if (ctx.has_input(i) && !KernelType(ctx.tensor(i).dtype())) {
+        PARITY_RETURN_IF_ERROR(cuda->Bring(ctx.tensor(i)).WithContext(ctx.NodeLabel()));
+      }
+    }
     return RunOn(cuda, ctx);
   }
 
@@ -73,7 +81,7 @@ class KernelNode : public LoweredNode {
   }
   static StatusOr<std::vector<Value>> Out(CudaContext& cuda, const std::shared_ptr<DeviceBuffer>& buffer,
                                           DataType type, const Shape& shape) {
-    PARITY_ASSIGN_OR_RETURN(Tensor out, cuda.Download(buffer, type, shape));
+    PARITY_ASSIGN_OR_RETURN(Tensor out, cuda.Made(buffer, type, shape));
     return std::vector<Value>{Value::FromTensor(std::move(out))};
   }
   static Status RequireTensors(const KernelContext& ctx) {
@@ -818,17 +826,28 @@ class TensorScatterNode final : public KernelNode {
     if (!ctx.tensor(0).SharesBufferWith(buffer)) {
       return Internal(ctx.NodeLabel(), ": the in-place target is not the buffer of past_cache");
     }
-    // An update that views the cache is read from a copy: its rows could be
-    // overwritten before they are read.
-    const Tensor update = ctx.tensor(1).SharesBufferWith(buffer) ? ctx.tensor(1).Clone() : ctx.tensor(1);
+    // An update that views the cache is read from a copy, made on the host
+    // (its rows could be overwritten before they are read).
+    const bool views_cache = ctx.tensor(1).SharesBufferWith(buffer);
+    if (views_cache) PARITY_RETURN_IF_ERROR(cuda->Bring(buffer).WithContext(ctx.NodeLabel()));
+    const Tensor update = views_cache ? ctx.tensor(1).Clone() : ctx.tensor(1);
     PARITY_ASSIGN_OR_RETURN(const ops::attention::ScatterPlan g, ops::attention::PlanScatter(ctx, buffer, update));
     PARITY_ASSIGN_OR_RETURN(void* cache, cuda->MutableDeviceData(buffer));
     PARITY_ASSIGN_OR_RETURN(const void* rows, cuda->DeviceData(update));
-    // Both sides, or the device copy is dropped: a failure halfway must not
-    // leave a device copy that differs from the host's buffer.
-    Status written = WriteRows(ctx, *cuda, g, RowBytes(g, buffer), rows, cache);
-    if (written.ok()) written = ops::attention::TensorScatterInPlace(ctx, buffer);
-    if (!written.ok()) cuda->Forget(buffer);
+    // Only the device copy is written: the host buffer is behind until the
+    // host reads it (read_state, or a node on the reference's kernels).
+    const Status written = WriteRows(ctx, *cuda, g, RowBytes(g, buffer), rows, cache);
+    if (written.ok()) {
+      cuda->DeviceWrote(buffer);
+      return written;
+    }
+    // A failure halfway must not leave a device copy that differs from the
+    // host's buffer: it goes, and the host's holds the value unless the
+    // device's was the only current one.
+    if (!cuda->Forget(buffer)) {
+      return written.WithContext(StrCat(ctx.NodeLabel(), ": the cache's current value was on the device only, and is "
+                                                         "lost with the failed write"));
+    }
     return written;
   }
 
@@ -899,6 +918,13 @@ const Lowering& CudaLowering() {
     // A buffer the evaluator writes on the host loses its device copy.
     table->host_wrote = [](const Tensor& buffer) {
       if (StatusOr<CudaContext*> cuda = CudaContext::Get(); cuda.ok()) (*cuda)->Forget(buffer);
+    };
+    // The results the kernels leave on the device come back when the host
+    // reads them: a node on the reference's kernels, a returned output, a
+    // state read back.
+    table->host_reads = [](const Tensor& tensor) -> Status {
+      StatusOr<CudaContext*> cuda = CudaContext::Get();
+      return cuda.ok() ? (*cuda)->Bring(tensor) : Status::Ok();
     };
     return table;
   }();

@@ -321,12 +321,19 @@ class LtMatMulNode final : public LoweredNode {
 
   // The plan of static shapes, made at session creation.
   Status Prepare(const NodeView& view) {
-    std::vector<Shape> shapes;
+    std::vector<const std::vector<int64_t>*> dims;
     for (int i = 0; i < view.input_count(); ++i) {
-      if (!view.has_input(i)) continue;
-      const std::vector<int64_t>* dims = view.input_dims(i);
-      if (!dims) return Status::Ok();  // made at the first run
-      shapes.push_back(*dims);
+      if (view.has_input(i)) dims.push_back(view.input_dims(i));
+    }
+    return Prepare(dims);
+  }
+  // The same for the runner's inputs' dims (a region's: A, B, the bias);
+  // one not known leaves the plan to the first run.
+  Status Prepare(const std::vector<const std::vector<int64_t>*>& dims) {
+    std::vector<Shape> shapes;
+    for (const std::vector<int64_t>* d : dims) {
+      if (!d) return Status::Ok();
+      shapes.push_back(*d);
     }
     PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, CudaContext::Get());
     return Find(*cuda, shapes).status();
@@ -373,7 +380,7 @@ class LtMatMulNode final : public LoweredNode {
       return ctx.Error("the bias ", ctx.tensor(2).Description(), " is not one row of ", g.m, " values");
     }
     if (n == 0) {
-      PARITY_ASSIGN_OR_RETURN(Tensor y, cuda->Download(out, type_, g.out_dims));
+      PARITY_ASSIGN_OR_RETURN(Tensor y, cuda->Made(out, type_, g.out_dims));
       return std::vector<Value>{Value::FromTensor(std::move(y))};
     }
     const void* c_data = nullptr;
@@ -430,7 +437,7 @@ class LtMatMulNode final : public LoweredNode {
                       out->data(), d.out, &plan.algorithm, device->workspace->data(), kWorkspaceBytes, stream);
       if (s != CUBLAS_STATUS_SUCCESS) return ctx.Error("cublasLtMatmul failed: ", lt_->StatusText(s), " for ", g.Text());
     }
-    PARITY_ASSIGN_OR_RETURN(Tensor y, cuda->Download(out, type_, g.out_dims));
+    PARITY_ASSIGN_OR_RETURN(Tensor y, cuda->Made(out, type_, g.out_dims));
     return std::vector<Value>{Value::FromTensor(std::move(y))};
   }
 
@@ -522,7 +529,13 @@ StatusOr<std::optional<RegionClaim>> LowerMatMulRegion(const RegionView& region)
   claim.nodes = {anchor, add_index};
   claim.inputs = {mm.node().input(0), mm.node().input(1), bias};
   claim.outputs = {add.node().output(0)};
-  claim.runner = std::make_unique<LtMatMulNode>(*type, true);
+  auto runner = std::make_unique<LtMatMulNode>(*type, true);
+  // With a device, the plan of static shapes is made now (load time), as
+  // for a lone MatMul; shapes cuBLASLt refuses leave the nodes unfused.
+  if (CudaContext::Get().ok() && !runner->Prepare({mm.input_dims(0), b, bias_dims}).ok()) {
+    return std::optional<RegionClaim>();
+  }
+  claim.runner = std::move(runner);
   return std::optional<RegionClaim>(std::move(claim));
 }
 

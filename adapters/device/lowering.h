@@ -225,6 +225,10 @@ class Lowering {
   // (NodeKernels::host_wrote): a backend that keeps device copies of host
   // buffers sets it. PartitionModel passes it on.
   std::function<void(const Tensor&)> host_wrote;
+  // Asked before the host reads a tensor (NodeKernels::host_reads): a
+  // backend whose kernels leave their results on its device until the host
+  // needs them sets it. PartitionModel passes it on.
+  std::function<Status(const Tensor&)> host_reads;
 
   // "domain:op_type" of every entry, sorted, "ai.onnx" for the empty domain.
   std::vector<std::string> Operators() const {

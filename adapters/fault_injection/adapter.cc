@@ -361,6 +361,7 @@ const parity_adapter_api kApi = {
     .bind_state = BindState,
     .read_state = ReadState,
     .session_cost = nullptr,  // the reference compiles nothing
+    .run_cost = nullptr,      // nor keeps values on a device
 };
 
 // kApi as an adapter built against ABI version 1 would have it: the table

@@ -25,6 +25,19 @@ const SessionBackend* Backend() {
     if (!target.empty()) b.variant_targets.push_back(target.c_str());
     b.variant_targets.push_back(kPortableTarget);
     b.available = [] { return Npu().status(); };
+    // Each run's copies into and out of the graphs' argument buffers, and
+    // the bytes those hold (parity_run_cost).
+    b.device_counters = [] {
+      parity_run_cost counters{};
+      StatusOr<NpuDevice*> npu = Npu();
+      if (!npu.ok()) return counters;
+      const NpuDevice::Traffic& t = (*npu)->traffic();
+      counters = {t.in_copies, t.in_bytes, t.out_copies, t.out_bytes, t.held_bytes, t.peak_bytes};
+      return counters;
+    };
+    b.reset_device_peak = [] {
+      if (StatusOr<NpuDevice*> npu = Npu(); npu.ok()) (*npu)->ResetPeak();
+    };
     b.lowering_for = [](const LoadedModel& model) -> StatusOr<SessionBackend::ModelLowering> {
       PARITY_ASSIGN_OR_RETURN(NpuDevice * npu, Npu());
       const auto start = std::chrono::steady_clock::now();

@@ -360,7 +360,9 @@ NpuGraph::~NpuGraph() {
   if (fence_) a.FenceDestroy(fence_);
   if (list_) a.CommandListDestroy(list_);
   for (Argument& arg : arguments_) {
-    if (arg.memory) a.MemFree(context_, arg.memory);
+    if (!arg.memory) continue;
+    a.MemFree(context_, arg.memory);
+    device_->traffic_.held_bytes -= std::max<size_t>(arg.bytes, 1);
   }
   if (handle_) device_->graph_ddi().pfnDestroy(handle_);
 }
@@ -393,6 +395,9 @@ Status NpuGraph::Prepare() {
         StrCat("allocating argument '", arg.name, "'"), name_));
     PARITY_RETURN_IF_ERROR(
         device_->Check(ddi.pfnSetArgumentValue(handle_, i, arg.memory), StrCat("binding argument '", arg.name, "'"), name_));
+    NpuDevice::Traffic& traffic = device_->traffic_;
+    traffic.held_bytes += std::max<size_t>(arg.bytes, 1);
+    traffic.peak_bytes = std::max(traffic.peak_bytes, traffic.held_bytes);
     arguments_.push_back(std::move(arg));
   }
   ze_command_list_desc_t list_desc{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, 0, 0};
@@ -421,6 +426,8 @@ StatusOr<std::vector<Tensor>> NpuGraph::Run(const std::vector<const Tensor*>& in
                              ", the compiled graph takes ", DataTypeName(arg.type), " of ", arg.bytes, " bytes");
     }
     if (arg.bytes) std::memcpy(arg.memory, t.raw_bytes(), arg.bytes);
+    ++device_->traffic_.in_copies;
+    device_->traffic_.in_bytes += arg.bytes;
   }
   ze_command_list_handle_t list = list_;
   PARITY_RETURN_IF_ERROR(device_->Check(a.CommandQueueExecuteCommandLists(device_->queue(), 1, &list, fence_),
@@ -434,6 +441,8 @@ StatusOr<std::vector<Tensor>> NpuGraph::Run(const std::vector<const Tensor*>& in
     if (arg.input) continue;
     PARITY_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(arg.type, arg.dims));
     if (arg.bytes) std::memcpy(out.mutable_raw_bytes(), arg.memory, arg.bytes);
+    ++device_->traffic_.out_copies;
+    device_->traffic_.out_bytes += arg.bytes;
     outputs.push_back(std::move(out));
   }
   return outputs;

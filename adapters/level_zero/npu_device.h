@@ -70,7 +70,20 @@ class NpuDevice {
   // makes a new one (Get() calls Recover()).
   void MarkLost() { lost_ = true; }
 
+  // The copies into and out of the graphs' argument buffers (memory the
+  // NPU reads and writes), and the bytes those buffers hold now and at
+  // their peak since ResetPeak: a run's parity_run_cost. Sessions are
+  // called one at a time (spec/abi/parity_adapter.h), so plain counts do.
+  struct Traffic {
+    uint64_t in_copies = 0, in_bytes = 0;
+    uint64_t out_copies = 0, out_bytes = 0;
+    uint64_t held_bytes = 0, peak_bytes = 0;
+  };
+  const Traffic& traffic() const { return traffic_; }
+  void ResetPeak() { traffic_.peak_bytes = traffic_.held_bytes; }
+
  private:
+  friend class NpuGraph;  // counts its copies and argument buffers in traffic_
   NpuDevice() = default;
   Status Discover();
   Status OpenContext();
@@ -87,6 +100,7 @@ class NpuDevice {
   ze_command_queue_handle_t queue_ = nullptr;
   bool lost_ = false;
   NpuDescription description_;
+  Traffic traffic_;
 };
 
 // One graph on the device: its arguments in the driver's order, host

@@ -380,6 +380,7 @@ const parity_adapter_api kApi = {
     .bind_state = nullptr,  // the worker carries a stateful case's kept values
     .read_state = nullptr,
     .session_cost = SessionCost,
+    .run_cost = nullptr,  // the CPU plugin's tensors are host memory: nothing crosses
 };
 
 }  // namespace

@@ -27,6 +27,8 @@
 
 struct parity_session {
   std::unique_ptr<parity::adapters::ReferenceSession> reference;
+  // The last run's copies and device memory, for a backend that counts them.
+  std::optional<parity_run_cost> run_cost;
 };
 
 namespace parity::adapters {
@@ -76,6 +78,8 @@ class ReferenceAdapter {
         .read_state = ReadState,
         // The reference compiles nothing; a backend reports its lowering.
         .session_cost = kFlavour.backend() ? SessionCost : nullptr,
+        // Only a backend with device memory of its own has copies to report.
+        .run_cost = kFlavour.backend() && kFlavour.backend()->device_counters ? RunCost : nullptr,
     };
     if (host_abi_version < 1) return nullptr;
     host_abi_version_ = host_abi_version;
@@ -172,7 +176,7 @@ class ReferenceAdapter {
                                  partition->nodes.size(), " nodes are not lowered to ", OwnDevice(), ": ",
                                  partition->FallbackList()));
       }
-      auto* s = new parity_session{std::move(created).value()};
+      auto* s = new parity_session{std::move(created).value(), std::nullopt};
       if (report) *report = s->reference->report();
       *session = s;
       return nullptr;
@@ -182,7 +186,24 @@ class ReferenceAdapter {
   static parity_status* Run(parity_session* session, const parity_value* inputs, size_t input_count,
                             const parity_value** outputs, size_t* output_count) {
     return Guarded("run", [&]() -> parity_status* {
+      const SessionBackend* backend = kFlavour.backend();
+      const bool counted = backend && backend->device_counters;
+      parity_run_cost before{};
+      if (counted) {
+        if (backend->reset_device_peak) backend->reset_device_peak();
+        before = backend->device_counters();
+      }
+      session->run_cost.reset();
       if (parity_status* failed = ToAbiStatus(session->reference->Run(inputs, input_count))) return failed;
+      if (counted) {
+        const parity_run_cost after = backend->device_counters();
+        session->run_cost = parity_run_cost{after.to_device_copies - before.to_device_copies,
+                                            after.to_device_bytes - before.to_device_bytes,
+                                            after.to_host_copies - before.to_host_copies,
+                                            after.to_host_bytes - before.to_host_bytes,
+                                            after.device_bytes,
+                                            after.device_peak_bytes};
+      }
       *outputs = session->reference->outputs();
       *output_count = session->reference->output_count();
       return nullptr;
@@ -199,6 +220,14 @@ class ReferenceAdapter {
     const Partition* partition = session->reference->partition();
     if (!partition) return MakeStatus(PARITY_STATUS_UNSUPPORTED, "this session has no backend partition");
     *cost = {partition->compile_ms, partition->lowered_count() - partition->deferred_count, partition->deferred_count};
+    return nullptr;
+  }
+
+  static parity_status* RunCost(parity_session* session, parity_run_cost* cost) {
+    if (!session->run_cost) {
+      return MakeStatus(PARITY_STATUS_INVALID_ARGUMENT, "run_cost: the session has no finished run");
+    }
+    *cost = *session->run_cost;
     return nullptr;
   }
 

@@ -130,6 +130,12 @@ struct SessionBackend {
   // Asked before a session is made and for the capabilities: an error
   // (kUnavailable: the device is absent, hence SKIP) refuses them.
   std::function<Status()> available;
+  // A backend whose values live in device memory of its own: its copies
+  // between the host and the device so far (counted from any start), the
+  // device memory it holds now and its peak since reset_device_peak. Read
+  // before and after each run for the run's parity_run_cost.
+  std::function<parity_run_cost()> device_counters;
+  std::function<void()> reset_device_peak;
 };
 
 // One model on the reference evaluator, on the device "cpu" (or on a
@@ -286,6 +292,7 @@ class ReferenceSession {
       return InvalidArgument(model_name, ": read_state('", name, "'): ",
                              bound ? "no run has finished yet" : "it is not a bound input of the session");
     }
+    PARITY_RETURN_IF_ERROR(HostReads(*kept).WithContext(StrCat(model_name, ": read_state('", name, "')")));
     Output& out = read_states_[name];
     out.name = name;
     PARITY_RETURN_IF_ERROR(Serialize(*kept, out));
@@ -369,6 +376,9 @@ class ReferenceSession {
       if (kept) continue;
       Output& out = outputs.emplace_back();
       out.name = graph.output(static_cast<int>(i)).name();
+      // Only the outputs that go back are read on the host: a bound one
+      // stays where the backend keeps it (NodeKernels::host_reads).
+      PARITY_RETURN_IF_ERROR(HostReads(results[i]).WithContext(StrCat(model_name, ": output '", out.name, "'")));
       PARITY_RETURN_IF_ERROR(Serialize(results[i], out));
     }
     for (const Binding& b : bindings_) state_[b.input] = results[static_cast<size_t>(b.output_index)];
@@ -516,6 +526,12 @@ class ReferenceSession {
       }
     }
     return InvalidArgument("input '", input_name, "' has unknown kind ", static_cast<int>(in.kind));
+  }
+
+  // A backend's results on its device come back to the host (the
+  // partition's NodeKernels::host_reads); a no-op for the reference.
+  Status HostReads(const Value& value) const {
+    return partition_ ? partition_->kernels.HostReads(value) : Status::Ok();
   }
 
   static Status Serialize(const Value& value, Output& out) {

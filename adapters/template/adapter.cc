@@ -450,6 +450,7 @@ const parity_adapter_api kApi = {
     .bind_state = nullptr,  // optional (ABI version 2): the worker carries the state
     .read_state = nullptr,
     .session_cost = nullptr,  // optional (ABI version 4): a backend with a compile step reports its time
+    .run_cost = nullptr,      // optional (ABI version 5): a backend with device memory reports each run's copies
 };
 
 }  // namespace

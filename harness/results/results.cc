@@ -133,6 +133,8 @@ nlohmann::json ToJson(const CaseResult& r) {
     if (r.kernels_compiled) j["kernels_compiled"] = *r.kernels_compiled;
     if (r.kernels_deferred) j["kernels_deferred"] = *r.kernels_deferred;
   }
+  // Only an adapter with a device of its own reports copies; other lines stay as they were.
+  if (r.run_cost) j["run_cost"] = ToJson(*r.run_cost);
   // Only a stateful case has steps; other lines stay as they were.
   if (!r.state_readback.empty() || !r.steps.empty()) {
     j["state_readback"] = r.state_readback;
@@ -143,6 +145,7 @@ nlohmann::json ToJson(const CaseResult& r) {
                             {"run_ms", s.run_ms},
                             {"run_peak_rss_kb", kb(s.run_peak_rss_kb)},
                             {"rss_kb", kb(s.rss_kb)},
+                            {"cost", s.cost ? ToJson(*s.cost) : nlohmann::json(nullptr)},
                             {"compared", s.compared},
                             {"max_ulp_error", s.max_ulp_error ? nlohmann::json(*s.max_ulp_error)
                                                               : nlohmann::json(nullptr)}});
@@ -154,6 +157,49 @@ nlohmann::json ToJson(const CaseResult& r) {
   if (!r.expectation.empty()) j["expectation"] = r.expectation;
   if (r.gate_failure) j["gate_failure"] = true;
   return j;
+}
+
+void RunCost::Add(const RunCost& run) {
+  runs += run.runs;
+  to_device_copies += run.to_device_copies;
+  to_device_bytes += run.to_device_bytes;
+  to_host_copies += run.to_host_copies;
+  to_host_bytes += run.to_host_bytes;
+  device_bytes = run.device_bytes;
+  device_peak_bytes = std::max(device_peak_bytes, run.device_peak_bytes);
+}
+
+namespace {
+
+// RunCost's fields by their names in results.jsonl.
+constexpr std::pair<const char*, int64_t RunCost::*> kRunCostFields[] = {
+    {"runs", &RunCost::runs},
+    {"to_device_copies", &RunCost::to_device_copies},
+    {"to_device_bytes", &RunCost::to_device_bytes},
+    {"to_host_copies", &RunCost::to_host_copies},
+    {"to_host_bytes", &RunCost::to_host_bytes},
+    {"device_bytes", &RunCost::device_bytes},
+    {"device_peak_bytes", &RunCost::device_peak_bytes},
+};
+
+}  // namespace
+
+nlohmann::json ToJson(const RunCost& cost) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [name, field] : kRunCostFields) j[name] = cost.*field;
+  return j;
+}
+
+StatusOr<RunCost> RunCostFromJson(const nlohmann::json& j) {
+  if (!j.is_object()) return InvalidArgument("\"run_cost\" is not an object");
+  RunCost cost;
+  for (const auto& [name, field] : kRunCostFields) {
+    const auto it = j.find(name);
+    if (it == j.end()) continue;
+    if (!it->is_number_integer()) return InvalidArgument("field \"", name, "\" of a run cost is not an integer");
+    cost.*field = it->get<int64_t>();
+  }
+  return cost;
 }
 
 std::string ResultLine(const CaseResult& result) { return DumpJson(ToJson(result)) + "\n"; }
@@ -245,6 +291,11 @@ Status TakeSteps(const json& j, std::vector<StepRecord>* steps) {
       if (!item.contains(key) || !item[key].is_number_integer()) continue;
       (std::string(key) == "rss_kb" ? s.rss_kb : s.run_peak_rss_kb) = item[key].get<int64_t>();
     }
+    if (item.contains("cost") && !item["cost"].is_null()) {
+      StatusOr<RunCost> cost = RunCostFromJson(item["cost"]);
+      if (!cost.ok()) return cost.status().WithContext(StrCat("step ", s.step));
+      s.cost = *cost;
+    }
     if (item.contains("compared") && item["compared"].is_array()) {
       for (const auto& name : item["compared"]) {
         if (name.is_string()) s.compared.push_back(name.get<std::string>());
@@ -290,6 +341,9 @@ Status ParseResult(const json& j, CaseResult* r) {
   kernels.reset();
   PARITY_RETURN_IF_ERROR(TakeOptionalNumber(j, "kernels_deferred", &kernels));
   if (kernels) r->kernels_deferred = static_cast<int64_t>(*kernels);
+  if (auto cost = j.find("run_cost"); cost != j.end() && !cost->is_null()) {
+    PARITY_ASSIGN_OR_RETURN(r->run_cost, RunCostFromJson(*cost));
+  }
   std::optional<double> run_ms;
   PARITY_RETURN_IF_ERROR(TakeOptionalNumber(j, "run_ms", &run_ms));
   r->run_ms = run_ms.value_or(0);

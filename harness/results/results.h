@@ -31,6 +31,24 @@ const std::vector<std::string>& StateOrder();
 // The operator that counts and reports give a case whose line names none.
 inline constexpr const char* kUnknownOperator = "(unknown)";
 
+// What runs copied between the host and the device, and the device memory
+// the adapter held (its run_cost, ABI version 5): one run's figures, or
+// several runs' added up.
+struct RunCost {
+  int64_t runs = 0;
+  int64_t to_device_copies = 0, to_device_bytes = 0;
+  int64_t to_host_copies = 0, to_host_bytes = 0;
+  int64_t device_bytes = 0;       // held when the last of the runs returned
+  int64_t device_peak_bytes = 0;  // the most held during any of them
+  // `run`'s copies and bytes added, its device memory the last, its peak
+  // counted when higher.
+  void Add(const RunCost& run);
+};
+nlohmann::json ToJson(const RunCost& cost);
+// A "run_cost" object as ToJson writes it; a field of the wrong type is an
+// error naming it.
+StatusOr<RunCost> RunCostFromJson(const nlohmann::json& j);
+
 // One step of a stateful case (a data set run on the case's one session).
 struct StepRecord {
   int step = 0;       // the data set's number: test_data_set_<step>
@@ -43,6 +61,7 @@ struct StepRecord {
   // The largest ULP error among them (0: every compared output equals its
   // expected value bit for bit); unset when nothing was compared.
   std::optional<double> max_ulp_error;
+  std::optional<RunCost> cost;  // this step's run, when the adapter reports it (ABI run_cost)
 };
 
 struct CaseResult {
@@ -85,6 +104,9 @@ struct CaseResult {
   std::optional<double> compile_ms_cold;
   std::vector<double> compile_ms_warm;
   std::optional<int64_t> kernels_compiled, kernels_deferred;
+  // The runs of the case's data sets (or steps) added up, when the adapter
+  // reports what each copied and held on its device (ABI run_cost).
+  std::optional<RunCost> run_cost;
   // A stateful case (case.json "steps"): "every" or "last", which steps got
   // the kept outputs back (spec/results.md); empty for other cases.
   std::string state_readback;

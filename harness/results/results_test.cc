@@ -213,20 +213,65 @@ TEST(ResultsTest, ReadingToResumeCutsThePartialTailOffTheFile) {
   EXPECT_TRUE(ReadResultsJournal(path, false)->results.empty());  // no file: no results
 }
 
-TEST(ResultsTest, StepsAndStateReadbackRoundTrip) {
+// A passing stateful case that read its state back at the last step, with no steps yet.
+CaseResult StatefulCase() {
   CaseResult r;
   r.name = "test_kv_cache";
   r.suite = "aliasing";
   r.dir = "cases/aliasing/test_kv_cache";
   r.state = CaseState::kPass;
   r.state_readback = "last";
-  r.steps.push_back({0, 1.5, 20480, 18000, {"logits"}, 0.0});
-  r.steps.push_back({1, 1.25, std::nullopt, std::nullopt, {"logits", "present_key"}, 3.0});
+  return r;
+}
+
+// An adapter with device memory of its own: the case's runs added up, and
+// each step's own run, read back as written.
+TEST(ResultsTest, RunCostsRoundTripAndAddUp) {
+  CaseResult r = StatefulCase();
+  const RunCost first{1, 3, 3 << 20, 1, 64, 5 << 20, 6 << 20};
+  const RunCost second{1, 1, 256, 1, 64, 5 << 20, (int64_t{5} << 20) + 512};
+  r.run_cost.emplace();
+  for (const RunCost& step : {first, second}) {
+    StepRecord s;
+    s.step = static_cast<int>(r.steps.size());
+    s.cost = step;
+    r.steps.push_back(s);
+    r.run_cost->Add(step);
+  }
+  EXPECT_EQ(r.run_cost->runs, 2);
+  EXPECT_EQ(r.run_cost->to_device_copies, 4);
+  EXPECT_EQ(r.run_cost->to_device_bytes, (3 << 20) + 256);
+  EXPECT_EQ(r.run_cost->to_host_bytes, 128);
+  EXPECT_EQ(r.run_cost->device_bytes, 5 << 20);       // the last run's
+  EXPECT_EQ(r.run_cost->device_peak_bytes, 6 << 20);  // the highest
+  const json j = ToJson(r);
+  EXPECT_EQ(j["run_cost"]["to_device_bytes"], (3 << 20) + 256);
+  EXPECT_EQ(j["steps"][1]["cost"]["device_peak_bytes"], (int64_t{5} << 20) + 512);
+  StatusOr<CaseResult> back = CaseResultFromJson(json::parse(DumpJson(j)));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(ToJson(*back), j);
+  // A line without the field (a CPU adapter's) has none.
+  CaseResult plain = r;
+  plain.run_cost.reset();
+  plain.steps.clear();
+  plain.state_readback.clear();
+  EXPECT_FALSE(ToJson(plain).contains("run_cost"));
+  json bad = j;
+  bad["run_cost"]["to_host_bytes"] = "many";
+  StatusOr<CaseResult> refused = CaseResultFromJson(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("\"to_host_bytes\""), std::string::npos) << refused.status().ToString();
+}
+
+TEST(ResultsTest, StepsAndStateReadbackRoundTrip) {
+  CaseResult r = StatefulCase();
+  r.steps.push_back({0, 1.5, 20480, 18000, {"logits"}, 0.0, std::nullopt});
+  r.steps.push_back({1, 1.25, std::nullopt, std::nullopt, {"logits", "present_key"}, 3.0, std::nullopt});
   const json j = ToJson(r);
   EXPECT_EQ(j["state_readback"], "last");
   ASSERT_EQ(j["steps"].size(), 2u);
   EXPECT_EQ(j["steps"][0], json({{"step", 0}, {"run_ms", 1.5}, {"run_peak_rss_kb", 20480}, {"rss_kb", 18000},
-                                 {"compared", {"logits"}}, {"max_ulp_error", 0.0}}));
+                                 {"cost", nullptr}, {"compared", {"logits"}}, {"max_ulp_error", 0.0}}));
   EXPECT_TRUE(j["steps"][1]["run_peak_rss_kb"].is_null());
 
   StatusOr<CaseResult> back = CaseResultFromJson(json::parse(DumpJson(j)));

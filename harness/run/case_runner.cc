@@ -1,7 +1,9 @@
 // One case through a worker, and the worker slots that survive their workers.
 #include "harness/run/case_runner.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <limits>
 #include <optional>
@@ -132,6 +134,25 @@ CaseState StateOfCode(protocol::StatusCode code) {
 
 // A successful answer of the wrong kind is a protocol breach: the worker is
 // given up and the case is a CRASH.
+// One run's copies and device memory (RunDone.cost), when the adapter
+// reported them; added to the case's sum.
+std::optional<RunCost> CostOf(const protocol::RunDone& done, CaseResult& r) {
+  if (!done.has_cost()) return std::nullopt;
+  const protocol::RunCost& c = done.cost();
+  auto count = [](uint64_t v) { return static_cast<int64_t>(std::min<uint64_t>(v, INT64_MAX)); };
+  RunCost cost;
+  cost.runs = 1;
+  cost.to_device_copies = count(c.to_device_copies());
+  cost.to_device_bytes = count(c.to_device_bytes());
+  cost.to_host_copies = count(c.to_host_copies());
+  cost.to_host_bytes = count(c.to_host_bytes());
+  cost.device_bytes = count(c.device_bytes());
+  cost.device_peak_bytes = count(c.device_peak_bytes());
+  if (!r.run_cost) r.run_cost.emplace();
+  r.run_cost->Add(cost);
+  return cost;
+}
+
 void RecordWrongAnswer(const std::string& phase, const char* expected, WorkerSlot& slot, CaseResult& r) {
   r.state = CaseState::kCrash;
   r.message = StrCat("the worker broke the protocol during ", phase, ": its answer holds no ", expected);
@@ -305,6 +326,7 @@ bool RunSteps(StepRun& run, WorkerProcess* worker, WorkerSlot& slot, const std::
     record.run_ms = done.run_ms();
     if (done.has_run_peak_rss_kb()) record.run_peak_rss_kb = static_cast<int64_t>(done.run_peak_rss_kb());
     if (done.has_rss_kb()) record.rss_kb = static_cast<int64_t>(done.rss_kb());
+    record.cost = CostOf(done, r);
     std::vector<int> returned = unbound_outputs;
     if (readback) {
       for (const StateCarry& c : run.carries) returned.push_back(c.output_index);
@@ -638,6 +660,7 @@ CaseResult RunCase(CaseInfo info, WorkerSlot& slot, const CaseRunSettings& setti
       return r;
     }
     r.run_ms += ran->run().run_ms();
+    CostOf(ran->run(), r);
     // Outputs are matched to the graph's outputs by name when named, else by position.
     std::vector<Value> actual;
     bool unreadable = false;

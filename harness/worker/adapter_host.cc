@@ -488,6 +488,18 @@ WireResponse AdapterHost::Run(const WireRequest& request) {
   done.run_peak_rss_kb = memory.peak_kb;
   done.rss_kb = memory.rss_kb;
   if (status) return FromAdapterStatus(status, "run");
+  // What the run copied and held on the device (ABI version 5), read right
+  // after it, before anything else calls the adapter; a failed answer
+  // leaves the figures out.
+  if (const auto run_cost = SlotFunction<decltype(parity_adapter_api::run_cost)>(api_, offsetof(parity_adapter_api, run_cost))) {
+    parity_run_cost cost{};
+    if (parity_status* failed = run_cost(open.session, &cost)) {
+      api_->release_status(failed);
+    } else {
+      done.cost = WireRunCost{cost.to_device_copies, cost.to_device_bytes, cost.to_host_copies,
+                              cost.to_host_bytes,    cost.device_bytes,    cost.device_peak_bytes};
+    }
+  }
   if (output_count > 0 && !outputs)
     return InternalResponse(StrCat("run returned ", output_count, " outputs but no array"));
   for (size_t i = 0; i < output_count; ++i) {

@@ -366,6 +366,16 @@ std::string EncodeRun(const WireRunDone& run) {
   PutDouble(&out, 2, run.run_ms);
   if (run.run_peak_rss_kb) PutUint(&out, 3, *run.run_peak_rss_kb);
   if (run.rss_kb) PutUint(&out, 4, *run.rss_kb);
+  if (run.cost) {
+    std::string cost;
+    PutUint(&cost, 1, run.cost->to_device_copies);
+    PutUint(&cost, 2, run.cost->to_device_bytes);
+    PutUint(&cost, 3, run.cost->to_host_copies);
+    PutUint(&cost, 4, run.cost->to_host_bytes);
+    PutUint(&cost, 5, run.cost->device_bytes);
+    PutUint(&cost, 6, run.cost->device_peak_bytes);
+    PutBytes(&out, 5, cost);
+  }
   return out;
 }
 

@@ -100,11 +100,19 @@ struct WireSessionCreated {
   std::optional<uint64_t> kernels_compiled, kernels_deferred;
 };
 
+// parity.protocol.RunCost: parity_run_cost's figures.
+struct WireRunCost {
+  uint64_t to_device_copies = 0, to_device_bytes = 0;
+  uint64_t to_host_copies = 0, to_host_bytes = 0;
+  uint64_t device_bytes = 0, device_peak_bytes = 0;
+};
+
 struct WireRunDone {
   std::vector<WireValue> outputs;
   double run_ms = 0;
   std::optional<uint64_t> run_peak_rss_kb;  // KiB; absent where the peak cannot be reset
   std::optional<uint64_t> rss_kb;           // KiB
+  std::optional<WireRunCost> cost;          // from run_cost (ABI version 5), when the adapter has it
 };
 
 // parity.protocol.Response. At most one body is set; none for a failure or

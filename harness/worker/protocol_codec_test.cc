@@ -321,6 +321,25 @@ TEST(WorkerCodecTest, RunMemoryFieldsAreWrittenOnlyWhenKnown) {
   EXPECT_EQ(parsed.run().rss_kb(), 4096u);
 }
 
+TEST(WorkerCodecTest, RunCostIsWrittenOnlyWhenTheAdapterReportsIt) {
+  WireResponse response;
+  WireRunDone& run = response.run.emplace();
+  protocol::Response parsed;
+  ASSERT_TRUE(parsed.ParseFromString(SerializeResponse(response)));
+  EXPECT_FALSE(parsed.run().has_cost());
+
+  run.cost = WireRunCost{2, 4096, 1, 12, uint64_t{3} << 34, (uint64_t{3} << 34) + 7};
+  ASSERT_TRUE(parsed.ParseFromString(SerializeResponse(response)));
+  ASSERT_TRUE(parsed.run().has_cost());
+  const protocol::RunCost& cost = parsed.run().cost();
+  EXPECT_EQ(cost.to_device_copies(), 2u);
+  EXPECT_EQ(cost.to_device_bytes(), 4096u);
+  EXPECT_EQ(cost.to_host_copies(), 1u);
+  EXPECT_EQ(cost.to_host_bytes(), 12u);
+  EXPECT_EQ(cost.device_bytes(), uint64_t{3} << 34);
+  EXPECT_EQ(cost.device_peak_bytes(), (uint64_t{3} << 34) + 7);
+}
+
 TEST(WorkerCodecTest, EmptyResponseIsAnEmptyMessage) { EXPECT_EQ(SerializeResponse(WireResponse()), ""); }
 
 TEST(WorkerCodecTest, RawFramesRoundTripAndEndCleanly) {

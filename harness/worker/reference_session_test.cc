@@ -6,8 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <memory>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/worker/worker_test_util.h"
@@ -163,6 +167,108 @@ TEST(ReferenceSessionTest, BindStateAndReadStateRefuseWhatTheyCannotServe) {
   EXPECT_NE(RunStep(session, 1).message().find("'past' was given no value"), std::string::npos);
   ASSERT_TRUE(RunStep(session, 0).ok());
   EXPECT_TRUE(session.ReadState("past", &value).ok());
+}
+
+// A stand-in device for a backend whose kernels leave their results where
+// they made them (NodeKernels::host_reads): each lowered node computes with
+// the reference's kernel on the true values of its inputs, and hands the
+// evaluator a host tensor of NaN whose true value waits here until the
+// host asks for it.
+class StandInDevice {
+ public:
+  class Node final : public LoweredNode {
+   public:
+    explicit Node(StandInDevice* device) : device_(device) {}
+    StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
+      std::vector<Value> truth(ctx.input_count());
+      std::vector<const Value*> inputs;
+      for (size_t i = 0; i < ctx.input_count(); ++i) {
+        if (!ctx.has_input(i)) {
+          inputs.push_back(nullptr);
+          continue;
+        }
+        truth[i] = ctx.input(i).is_tensor() ? Value::FromTensor(device_->Truth(ctx.tensor(i))) : ctx.input(i);
+        inputs.push_back(&truth[i]);
+      }
+      const KernelContext on_device(ctx.node(), std::move(inputs), ctx.opset(), nullptr);
+      const Kernel* kernel = ReferenceRegistry().Find(ctx.node().domain(), ctx.node().op_type(), ctx.opset());
+      PARITY_ASSIGN_OR_RETURN(std::vector<Value> out, (*kernel)(on_device));
+      for (Value& v : out) v = Value::FromTensor(device_->Hold(v.tensor()));
+      return out;
+    }
+
+   private:
+    StandInDevice* device_;
+  };
+
+  StandInDevice() {
+    for (const char* op : {"TensorScatter", "ReduceSum"}) {
+      lowering_.Add(op, [this](const NodeView&) -> StatusOr<std::unique_ptr<LoweredNode>> {
+        return std::unique_ptr<LoweredNode>(std::make_unique<Node>(this));
+      });
+    }
+    lowering_.host_reads = [this](const Tensor& t) {
+      for (auto& [host, value] : held_) {
+        if (!host.SharesBufferWith(t) || brought_.count(host.raw_bytes())) continue;
+        std::memcpy(host.mutable_raw_bytes(), value.raw_bytes(), value.byte_size());
+        brought_.insert(host.raw_bytes());
+        ++copies_;
+      }
+      return Status::Ok();
+    };
+    backend_.lowering = &lowering_;
+  }
+  Tensor Hold(const Tensor& value) {
+    Tensor host = value.Clone();
+    for (int64_t i = 0; i < host.size(); ++i) host.SetDouble(i, std::nan(""));
+    held_.emplace_back(host, value.Clone());
+    return host;
+  }
+  // What the device holds for `host`, or `host` itself when it is the host's own.
+  Tensor Truth(const Tensor& host) const {
+    for (const auto& [held, value] : held_) {
+      if (held.SharesBufferWith(host)) return value;
+    }
+    return host;
+  }
+  const SessionBackend* backend() const { return &backend_; }
+  int copies() const { return copies_; }
+
+ private:
+  Lowering lowering_;
+  SessionBackend backend_;
+  std::vector<std::pair<Tensor, Tensor>> held_;  // (the host tensor handed out, its true value)
+  std::set<const void*> brought_;
+  int copies_ = 0;
+};
+
+// Only what goes back to the host is brought back: each step's unbound
+// output, and the cache when a state is read; the bound cache, made on the
+// device and read there by the next step, never is. The values are the
+// reference's at every step.
+TEST(ReferenceSessionTest, ADevicesResultsComeBackOnlyWhereTheHostReadsThem) {
+  const std::string model = ScatterCacheModel().SerializeAsString();
+  StandInDevice device;
+  auto created = ReferenceSession::Create(model.data(), model.size(), nullptr, false, "", device.backend());
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  std::unique_ptr<ReferenceSession> on_device = std::move(created).value();
+  std::unique_ptr<ReferenceSession> reference = MakeSession(model, false);
+  ASSERT_TRUE(reference);
+  const parity_state_binding binding = {"present", "past"};
+  ASSERT_TRUE(on_device->BindState(&binding, 1).ok());
+  ASSERT_EQ(on_device->partition()->fallback_count(), 0u);
+  for (int step = 0; step < 3; ++step) {
+    ASSERT_TRUE(RunStep(*on_device, step).ok());
+    ASSERT_TRUE(RunStep(*reference, step).ok());
+    EXPECT_EQ(device.copies(), step + 1) << "only 'total' came back at step " << step;
+    ASSERT_EQ(on_device->output_count(), 1u);
+    const parity_value& a = on_device->outputs()[0];
+    const parity_value& b = reference->outputs()[0];
+    EXPECT_EQ(std::string(static_cast<const char*>(a.data), a.size), std::string(static_cast<const char*>(b.data), b.size))
+        << "step " << step;
+  }
+  EXPECT_EQ(ReadStateBytes(*on_device), ReadStateBytes(*reference));
+  EXPECT_EQ(device.copies(), 4);  // the cache, once, for read_state
 }
 
 TEST(ReferenceSessionTest, InPlaceSessionRefusesAnInvalidAnnotation) {

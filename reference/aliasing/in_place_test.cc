@@ -3,6 +3,7 @@
 // give the functional outputs bit for bit, really write the caller's input
 // buffer, keep views of it intact, and an annotation read after its write
 // is shown as a difference.
+#include <cmath>
 #include <cstring>
 
 #include <gtest/gtest.h>
@@ -212,6 +213,132 @@ TEST(AliasInPlace, TheBackendIsToldOfEveryBufferWrittenOnTheHost) {
   Tensor own_cache = Iota({2, 3, 4});
   ASSERT_TRUE(RunModel(model, {own_cache, Iota({2, 3, 3}, 100), Tensor::FromInt64s({2}, {2, 3})}, std::move(own)).ok());
   EXPECT_EQ(told.size(), 2u);
+}
+
+// A stand-in for a device that leaves its kernels' results where they were
+// made until the host asks (NodeKernels::host_reads): each claimed node
+// computes with the reference's kernel but hands the evaluator a tensor of
+// NaN, its true bytes held back. A host read that does not ask first sees
+// NaN, so a result that matches the reference's shows every read asked.
+class LazyDevice {
+ public:
+  LazyDevice() {
+    kernels_.host_reads = [this](const Tensor& t) { return Bring(t); };
+  }
+  // `node` runs on the stand-in device.
+  void Claim(const onnx::NodeProto& node) {
+    kernels_.kernels[&node] = [this](const KernelContext& ctx) -> StatusOr<std::vector<Value>> {
+      const Kernel* kernel = ReferenceRegistry().Find(ctx.node().domain(), ctx.node().op_type(), ctx.opset());
+      PARITY_ASSIGN_OR_RETURN(std::vector<Value> out, (*kernel)(ctx));
+      for (Value& v : out) v = Value::FromTensor(Hold(v.tensor()));
+      return out;
+    };
+  }
+  // A copy of `value` as a device result: the host tensor NaN, the value held.
+  Tensor Hold(const Tensor& value) {
+    Tensor host = value.Clone();
+    for (int64_t i = 0; i < host.size(); ++i) host.SetDouble(i, std::nan(""));
+    held_.push_back({host, value.Clone()});
+    return host;
+  }
+  Status Bring(const Tensor& t) {
+    for (auto it = held_.begin(); it != held_.end(); ++it) {
+      if (!it->first.SharesBufferWith(t)) continue;
+      std::memcpy(it->first.mutable_raw_bytes(), it->second.raw_bytes(), it->second.byte_size());
+      brought_.push_back(it->first);
+      held_.erase(it);
+      return Status::Ok();
+    }
+    return Status::Ok();
+  }
+  EvalOptions Options(EvalOptions options = {}) const {
+    options.node_kernels = &kernels_;
+    return options;
+  }
+  size_t brought() const { return brought_.size(); }
+  size_t held() const { return held_.size(); }
+
+ private:
+  NodeKernels kernels_;
+  std::vector<std::pair<Tensor, Tensor>> held_;  // (the host tensor handed out, its true value)
+  std::vector<Tensor> brought_;
+};
+
+void ExpectSameValues(const StatusOr<std::vector<Value>>& got, const StatusOr<std::vector<Value>>& want) {
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_TRUE(want.ok()) << want.status().ToString();
+  ASSERT_EQ(got->size(), want->size());
+  for (size_t i = 0; i < got->size(); ++i) {
+    EXPECT_TRUE(BitEqual((*got)[i].tensor(), (*want)[i].tensor())) << "output " << i;
+  }
+}
+
+// A node on the host reads a device result only after asking for it, and a
+// result no host node reads is never brought back by the evaluator.
+TEST(AliasInPlaceHostReads, AHostNodeAsksForTheDeviceResultsItReads) {
+  const LoadedModel model = Load(R"(
+    <ir_version: 10, opset_import: ["" : 21]>
+    g (float[2,3] x, float[2,3] y) => (float[2,3] z, float[2,3] s) {
+      s = Add (x, y)
+      r = Relu (s)
+      z = Mul (r, y)
+    })");
+  LazyDevice device;
+  device.Claim(model.proto->graph().node(0));
+  const std::vector<Tensor> inputs = {Iota({2, 3}, -3), Filled({2, 3}, 0.5)};
+  StatusOr<std::vector<Value>> lazy = RunModel(model, inputs, device.Options());
+  ASSERT_TRUE(lazy.ok()) << lazy.status().ToString();
+  EXPECT_EQ(device.brought(), 1u);  // Relu read s
+  EXPECT_EQ(device.held(), 0u);
+  ExpectSameValues(lazy, RunModel(model, inputs));
+  // Read by no host node, s as a graph output stays where it was made: the
+  // session asks for the outputs it returns (reference_session.h).
+  const LoadedModel unread = Load(R"(
+    <ir_version: 10, opset_import: ["" : 21]>
+    g (float[2,3] x, float[2,3] y) => (float[2,3] s) {
+      s = Add (x, y)
+    })");
+  LazyDevice quiet;
+  quiet.Claim(unread.proto->graph().node(0));
+  ASSERT_TRUE(RunModel(unread, inputs, quiet.Options()).ok());
+  EXPECT_EQ(quiet.brought(), 0u);
+  EXPECT_EQ(quiet.held(), 1u);
+}
+
+// The in-place paths read on the host too: a whole-region alias copies its
+// writer's result into the buffer, the reference's in-place scatter reads
+// its update, and a cache kept from a device run is read where it is copied.
+TEST(AliasInPlaceHostReads, InPlaceWritesAskForTheDeviceResultsTheyRead) {
+  const LoadedModel whole = Load(R"(
+    <ir_version: 10, opset_import: ["" : 21]>
+    g (float[2,3] past, float[2,3] delta) => (float[2,3] present) {
+      present = Add (past, delta)
+    })");
+  LazyDevice device;
+  device.Claim(whole.proto->graph().node(0));
+  const std::vector<Tensor> inputs = {Iota({2, 3}), Filled({2, 3}, 0.5)};
+  const StatusOr<std::vector<Value>> want = RunModel(whole, inputs);
+  ExpectSameValues(RunModel(whole, {inputs[0].Clone(), inputs[1]},
+                            device.Options(InPlace({Alias{"present", "past", AliasMode::kMust, AliasRegion::kWhole}}))),
+                   want);
+  EXPECT_EQ(device.brought(), 1u);
+
+  const LoadedModel scatter = Load(R"(
+    <ir_version: 10, opset_import: ["" : 24]>
+    g (float[2,3,4] past, float[2,3,3] update, int64[2] at) => (float[2,3,4] present) {
+      doubled = Add (update, update)
+      present = TensorScatter <axis = 2, mode = "circular"> (past, doubled, at)
+    })");
+  LazyDevice scatter_device;
+  scatter_device.Claim(scatter.proto->graph().node(0));
+  const Tensor at = Tensor::FromInt64s({2}, {2, 3});
+  const StatusOr<std::vector<Value>> scattered = RunModel(scatter, {Iota({2, 3, 4}), Iota({2, 3, 3}, 100), at});
+  // The cache itself a device result of an earlier run, held back too.
+  const Tensor kept = scatter_device.Hold(Iota({2, 3, 4}));
+  ExpectSameValues(RunModel(scatter, {kept, Iota({2, 3, 3}, 100), at}, scatter_device.Options(InPlace({ScatterAlias()}))),
+                   scattered);
+  EXPECT_EQ(scatter_device.brought(), 2u);  // the cache and the doubled update
+  EXPECT_EQ(scatter_device.held(), 0u);
 }
 
 TEST(AliasInPlaceWhole, ShapeMismatchNamesBothValues) {

@@ -343,6 +343,14 @@ Status Evaluator::RunNode(const onnx::NodeProto& node, Scope& scope, const Opset
   const auto run_subgraph = [&call](const onnx::GraphProto& g, const std::vector<Value>& in) {
     return call.evaluator->RunGraph(g, in, call.scope, *call.opsets, call.depth + 1);
   };
+  if (!node_kernel && options_.node_kernels && options_.node_kernels->host_reads) {
+    // The node runs on the host: a backend's results it reads come back first.
+    for (const Value* v : inputs) {
+      if (!v) continue;
+      const Status read = options_.node_kernels->HostReads(*v);
+      if (!read.ok()) return read.WithContext(model_.name + ": " + graph::DescribeNode(node));
+    }
+  }
   if (node_kernel && opset_it != opsets.end()) {
     KernelContext ctx(node, std::move(inputs), opset_it->second, run_subgraph);
     outputs = (*node_kernel)(ctx);

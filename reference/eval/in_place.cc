@@ -69,11 +69,18 @@ Value CopyOutOf(const Value& value, const Tensor& buffer) {
 // Before `buffer` is written: every value that views it gets its own copy,
 // so that it keeps the value it had, except the names that share the buffer
 // on purpose (the aliased inputs, and the outputs already bound to them).
-void CopyViewsOut(std::unordered_map<std::string, Value>& values, const Tensor& buffer,
-                  const std::unordered_set<std::string>& on_purpose) {
+// The buffer's bytes are read on the host for the copies: a backend that
+// holds them on its device brings them back first (NodeKernels::host_reads).
+Status CopyViewsOut(std::unordered_map<std::string, Value>& values, const Tensor& buffer,
+                    const std::unordered_set<std::string>& on_purpose, const NodeKernels* node_kernels) {
+  bool read = false;
   for (auto& [name, value] : values) {
-    if (!on_purpose.count(name) && ValueSharesBuffer(value, buffer)) value = CopyOutOf(value, buffer);
+    if (on_purpose.count(name) || !ValueSharesBuffer(value, buffer)) continue;
+    if (!read && node_kernels) PARITY_RETURN_IF_ERROR(node_kernels->HostReads(Value::FromTensor(buffer)));
+    read = true;
+    value = CopyOutOf(value, buffer);
   }
+  return Status::Ok();
 }
 
 // The tensor of aliased input `alias.input`, which in-place writes go into.
@@ -91,7 +98,8 @@ StatusOr<Tensor> AliasedBuffer(const std::unordered_map<std::string, Value>& val
 // Region whole: the writer has computed `alias.output` into a fresh tensor;
 // its contents go into the input's buffer, and the output becomes that buffer.
 Status BindWholeAlias(std::unordered_map<std::string, Value>& values, const Alias& alias,
-                      std::unordered_set<std::string>& on_purpose, const std::string& where) {
+                      std::unordered_set<std::string>& on_purpose, const std::string& where,
+                      const NodeKernels* node_kernels) {
   PARITY_ASSIGN_OR_RETURN(Tensor buffer, AliasedBuffer(values, alias, where));
   const Value& result = values[alias.output];
   if (!result.is_tensor() || result.tensor().dtype() != buffer.dtype() ||
@@ -102,7 +110,8 @@ Status BindWholeAlias(std::unordered_map<std::string, Value>& values, const Alia
   }
   const Tensor fresh = result.tensor();
   if (!fresh.SharesBufferWith(buffer)) {
-    CopyViewsOut(values, buffer, on_purpose);
+    PARITY_RETURN_IF_ERROR(CopyViewsOut(values, buffer, on_purpose, node_kernels));
+    if (node_kernels) PARITY_RETURN_IF_ERROR(node_kernels->HostReads(result).WithContext(where));
     if (buffer.dtype() == DataType::kString) {
       buffer.mutable_strings() = fresh.strings();
     } else {
@@ -119,9 +128,10 @@ Status BindWholeAlias(std::unordered_map<std::string, Value>& values, const Alia
 // is made.
 Status ScatterInPlace(const onnx::NodeProto& node, const InPlaceKernel& in_place, int64_t opset,
                       std::unordered_map<std::string, Value>& values, const Alias& alias,
-                      std::unordered_set<std::string>& on_purpose, const std::string& where) {
+                      std::unordered_set<std::string>& on_purpose, const std::string& where,
+                      const NodeKernels* node_kernels, bool on_host) {
   PARITY_ASSIGN_OR_RETURN(Tensor buffer, AliasedBuffer(values, alias, where));
-  CopyViewsOut(values, buffer, on_purpose);
+  PARITY_RETURN_IF_ERROR(CopyViewsOut(values, buffer, on_purpose, node_kernels));
   std::vector<const Value*> inputs;
   for (const auto& name : node.input()) {
     if (name.empty()) {
@@ -132,6 +142,9 @@ Status ScatterInPlace(const onnx::NodeProto& node, const InPlaceKernel& in_place
     if (it == values.end()) {
       return InvalidModel(where, ": ", graph::DescribeNode(node), " reads '", name, "', which has no value");
     }
+    // The reference's in-place kernel reads its inputs (the buffer among
+    // them) on the host.
+    if (on_host && node_kernels) PARITY_RETURN_IF_ERROR(node_kernels->HostReads(it->second).WithContext(where));
     inputs.push_back(&it->second);
   }
   while (!inputs.empty() && inputs.back() == nullptr) inputs.pop_back();
@@ -201,7 +214,9 @@ Status RunInPlace(const onnx::GraphProto& graph, size_t given_inputs, const std:
       // same tensor gets a copy first (the first alias of it wins).
       for (const auto& other : graph.input()) {
         Value& v = values[other.name()];
-        if (other.name() != alias.input && ValueSharesBuffer(v, buffer)) v = CopyOutOf(v, buffer);
+        if (other.name() == alias.input || !ValueSharesBuffer(v, buffer)) continue;
+        if (context.node_kernels) PARITY_RETURN_IF_ERROR(context.node_kernels->HostReads(v).WithContext(model_name));
+        v = CopyOutOf(v, buffer);
       }
     }
     on_purpose.insert(alias.input);
@@ -223,7 +238,8 @@ Status RunInPlace(const onnx::GraphProto& graph, size_t given_inputs, const std:
       if (!in_place) in_place = context.registry->FindInPlace(node->domain(), node->op_type(), version);
       if (in_place) {
         PARITY_RETURN_IF_ERROR(
-            ScatterInPlace(*node, *in_place, version, values, *written[0], on_purpose, model_name));
+            ScatterInPlace(*node, *in_place, version, values, *written[0], on_purpose, model_name,
+                           context.node_kernels, on_host));
         if (on_host) TellHostWrote(context, values[written[0]->output]);
         continue;
       }
@@ -233,7 +249,7 @@ Status RunInPlace(const onnx::GraphProto& graph, size_t given_inputs, const std:
     // mode runs it): compute as usual, then write the whole result.
     PARITY_RETURN_IF_ERROR(context.run_node(*node));
     for (const Alias* alias : written) {
-      PARITY_RETURN_IF_ERROR(BindWholeAlias(values, *alias, on_purpose, model_name));
+      PARITY_RETURN_IF_ERROR(BindWholeAlias(values, *alias, on_purpose, model_name, context.node_kernels));
       TellHostWrote(context, values[alias->output]);
     }
   }

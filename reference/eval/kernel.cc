@@ -6,6 +6,18 @@
 
 namespace parity {
 
+Status NodeKernels::HostReads(const Value& value) const {
+  if (!host_reads) return Status::Ok();
+  switch (value.kind()) {
+    case Value::Kind::kTensor: return value.tensor().defined() ? host_reads(value.tensor()) : Status::Ok();
+    case Value::Kind::kSequence:
+      for (const Value& e : value.sequence()) PARITY_RETURN_IF_ERROR(HostReads(e));
+      return Status::Ok();
+    case Value::Kind::kOptional: return value.has_element() ? HostReads(value.element()) : Status::Ok();
+  }
+  return Status::Ok();
+}
+
 const Tensor& KernelContext::tensor(size_t i) const { return inputs_[i]->tensor(); }
 
 StatusOr<const Tensor*> KernelContext::RequireTensor(size_t i) const {

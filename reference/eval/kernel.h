@@ -114,6 +114,16 @@ struct NodeKernels {
   // fills, or that the reference's own in-place kernel writes. A backend
   // that keeps device copies of host buffers drops its copy of that one.
   std::function<void(const Tensor&)> host_wrote;
+  // Asked before the evaluator reads a tensor's bytes on the host: each
+  // tensor input of a node that runs on the host (not one of these
+  // kernels), an aliased buffer copied or written there, a whole-region
+  // alias's result. A backend that leaves its kernels' results on a device
+  // until the host needs them (the host buffer allocated, its bytes not yet
+  // copied back) fills the buffer here; an error fails the node.
+  std::function<Status(const Tensor&)> host_reads;
+  // Every tensor in `value` (a sequence's elements, an optional's element)
+  // through host_reads, when it is set.
+  Status HostReads(const Value& value) const;
   const Kernel* Find(const onnx::NodeProto& node) const {
     const auto it = kernels.find(&node);
     return it == kernels.end() ? nullptr : &it->second;

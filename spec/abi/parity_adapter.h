@@ -33,7 +33,10 @@
  * fields they know. An adapter reads model_dir only when the host_abi_version
  * it was queried with is 3 or more, since an older host's options end
  * before it. Version 4 appended session_cost (the backend's compile time
- * within session creation); tables of versions 1 to 3 are still served. */
+ * within session creation); tables of versions 1 to 3 are still served.
+ * Version 5 appended run_cost (what a run copied between the host and the
+ * device, and the device memory it held); tables of versions 1 to 4 are
+ * still served. */
 #ifndef PARITY_ADAPTER_H_
 #define PARITY_ADAPTER_H_
 
@@ -44,7 +47,7 @@
 extern "C" {
 #endif
 
-#define PARITY_ABI_VERSION 4u
+#define PARITY_ABI_VERSION 5u
 #define PARITY_ADAPTER_QUERY_SYMBOL "parity_adapter_query"
 
 #if defined(_WIN32)
@@ -174,6 +177,20 @@ typedef struct parity_session_cost {
   uint64_t kernels_deferred;  /* claimed nodes whose kernel waits for the first run: shapes unknown before it */
 } parity_session_cost;
 
+/* What one run copied between the host and the session's device, and the
+ * device memory the adapter held (ABI version 5): the figures of the last
+ * run alone, its read-back of the outputs included. A read_state's copies
+ * belong to no run. A backend whose values live in host memory (a CPU
+ * backend) leaves the slot NULL. */
+typedef struct parity_run_cost {
+  uint64_t to_device_copies; /* host to device */
+  uint64_t to_device_bytes;
+  uint64_t to_host_copies;   /* device to host */
+  uint64_t to_host_bytes;
+  uint64_t device_bytes;      /* device memory the adapter held when the run returned */
+  uint64_t device_peak_bytes; /* the most it held during the run */
+} parity_run_cost;
+
 typedef struct parity_adapter_api {
   uint32_t abi_version; /* PARITY_ABI_VERSION the adapter was built with */
   uint32_t struct_size; /* sizeof(parity_adapter_api) as the adapter saw it */
@@ -230,6 +247,13 @@ typedef struct parity_adapter_api {
   /* Fills *cost for the session's creation. A backend with no compile step
    * of its own (the reference) leaves the slot NULL. */
   parity_status* (*session_cost)(parity_session* session, parity_session_cost* cost);
+
+  /* --- ABI version 5 (optional: NULL, or a table too short to hold it,
+   * and no run's copies are reported). */
+
+  /* Fills *cost for the session's last run; INVALID_ARGUMENT before its
+   * first run has finished. */
+  parity_status* (*run_cost)(parity_session* session, parity_run_cost* cost);
 } parity_adapter_api;
 
 /* The one exported symbol. `host_abi_version` is the host's PARITY_ABI_VERSION;

@@ -1,0 +1,133 @@
+// Which host buffers have a copy in device memory, and which side holds
+// the newer value (cuda_context.h). A device copy, while it is kept, always
+// holds the value; the host buffer holds it too unless a kernel wrote the
+// device copy since (a result made on the device, a cache written in
+// place there), and then gets it only when the host reads it (Bring).
+// A template over the device buffer and its copies, so that the ledger is
+// tested on the host (residency_test.cc) with host memory as the device.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "reference/core/status.h"
+#include "reference/core/tensor.h"
+
+namespace parity::adapters::cuda {
+
+// What moved between the host and the device, counted since the ledger was made.
+struct Transfers {
+  uint64_t uploads = 0, upload_bytes = 0;      // host to device
+  uint64_t downloads = 0, download_bytes = 0;  // device to host
+  uint64_t resident_reads = 0;                 // inputs found on the device
+};
+
+template <typename Buffer>
+class Residency {
+ public:
+  // The device's side: a buffer of at least `bytes`, and the copies between
+  // a host tensor's bytes and a buffer (a download waits for the kernels
+  // queued before it).
+  struct Device {
+    std::function<StatusOr<std::shared_ptr<Buffer>>(size_t bytes)> allocate;
+    std::function<Status(const Tensor& host, Buffer& device)> upload;
+    std::function<Status(const Buffer& device, Tensor& host)> download;
+  };
+
+  explicit Residency(Device device) : device_(std::move(device)) {}
+
+  // The device copy of `host`'s buffer: kept, or uploaded now and kept.
+  StatusOr<Buffer*> DeviceCopy(const Tensor& host) {
+    if (Entry* kept = Find(host)) {
+      ++transfers_.resident_reads;
+      return kept->device.get();
+    }
+    Prune();
+    PARITY_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> device, device_.allocate(host.byte_size()));
+    if (host.byte_size() > 0) PARITY_RETURN_IF_ERROR(device_.upload(host, *device));
+    ++transfers_.uploads;
+    transfers_.upload_bytes += host.byte_size();
+    entries_.push_back({host, device, true});
+    return device.get();
+  }
+
+  // A host tensor of `type` and `shape` for what a kernel wrote into
+  // `device`: its buffer is allocated, its bytes come back when the host
+  // reads it (Bring). Every kernel of this adapter reads it on the device.
+  StatusOr<Tensor> Made(std::shared_ptr<Buffer> device, DataType type, const Shape& shape) {
+    PARITY_ASSIGN_OR_RETURN(Tensor host, Tensor::Create(type, shape));
+    if (host.byte_size() > device->bytes()) {
+      return Status(StatusCode::kInternal, StrCat(host.Description(), " is larger than its device buffer of ",
+                                                  device->bytes(), " bytes"));
+    }
+    Prune();
+    entries_.push_back({host, std::move(device), false});
+    return host;
+  }
+
+  // A kernel wrote `host`'s device copy (in place): the host buffer is
+  // behind until it is read. No effect on a buffer without a device copy.
+  void DeviceWrote(const Tensor& host) {
+    if (Entry* kept = Find(host)) kept->host_current = false;
+  }
+
+  // Before the host reads `host`: when the device copy is newer, its bytes
+  // come back into the host buffer (the whole buffer, views included).
+  Status Bring(const Tensor& host) {
+    Entry* kept = Find(host);
+    if (!kept || kept->host_current) return Status::Ok();
+    if (kept->host.byte_size() > 0) PARITY_RETURN_IF_ERROR(device_.download(*kept->device, kept->host));
+    kept->host_current = true;
+    ++transfers_.downloads;
+    transfers_.download_bytes += kept->host.byte_size();
+    return Status::Ok();
+  }
+
+  // The host wrote `host`'s buffer (NodeKernels::host_wrote), or a write
+  // into its device copy failed: the device copy goes. It returns false
+  // when the device copy held the only current value, which is then lost.
+  bool Forget(const Tensor& host) {
+    bool kept_value = true;
+    std::erase_if(entries_, [&](const Entry& e) {
+      if (!e.host.SharesBufferWith(host)) return false;
+      kept_value = kept_value && e.host_current;
+      return true;
+    });
+    return kept_value;
+  }
+
+  bool HostCurrent(const Tensor& host) const {
+    const Entry* kept = const_cast<Residency*>(this)->Find(host);
+    return !kept || kept->host_current;
+  }
+  bool Resident(const Tensor& host) const { return const_cast<Residency*>(this)->Find(host) != nullptr; }
+  const Transfers& transfers() const { return transfers_; }
+  size_t size() const { return entries_.size(); }
+
+ private:
+  struct Entry {
+    Tensor host;  // holds the host buffer, so that its address is not reused
+    std::shared_ptr<Buffer> device;
+    bool host_current;
+  };
+  Entry* Find(const Tensor& host) {
+    for (Entry& e : entries_) {
+      if (e.host.SharesBufferWith(host)) return &e;
+    }
+    return nullptr;
+  }
+  // Drops the copies whose host buffer nothing else holds: no one can read
+  // them again, on either side.
+  void Prune() {
+    std::erase_if(entries_, [](const Entry& e) { return e.host.BufferUseCount() <= 1; });
+  }
+
+  Device device_;
+  std::vector<Entry> entries_;
+  Transfers transfers_;
+};
+
+}  // namespace parity::adapters::cuda
