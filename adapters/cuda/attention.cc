@@ -93,6 +93,7 @@ class AttentionNode final : public LoweredNode {
       if (ctx.has_input(i) && !ctx.input(i).is_tensor()) return ctx.Error("input ", i, " is not a tensor");
     }
     PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+    PARITY_RETURN_IF_ERROR(BringHostInputs(*cuda, ctx));  // nonpad_kv_seqlen, a bool mask
     PARITY_ASSIGN_OR_RETURN(AttentionProblem p, ops::attention::MakeProblem(ctx));
     const DataType type = ctx.tensor(0).dtype();
     const std::optional<KType> kernel_type = KernelType(type);

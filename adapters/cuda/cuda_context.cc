@@ -135,8 +135,26 @@ size_t CudaContext::resident_count() const {
   return residency_.size();
 }
 
-DeviceMemory CudaContext::memory() const { return memory_.Read(); }
+bool CudaContext::HostCurrent(const Tensor& host) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return residency_.HostCurrent(host);
+}
 
-void CudaContext::ResetPeak() { memory_.ResetPeak(); }
+void CudaContext::Lose(const Tensor& host) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  residency_.Lose(host);
+}
+
+DeviceMemory CudaContext::memory() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  residency_.DropUnheld();
+  return memory_.Read();
+}
+
+void CudaContext::ResetPeak() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  residency_.DropUnheld();
+  memory_.ResetPeak();
+}
 
 }  // namespace parity::adapters::cuda

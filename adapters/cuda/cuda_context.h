@@ -9,9 +9,12 @@
 // node makes is a host tensor whose bytes stay on the device (Made) until
 // the host reads them: a node on the reference's kernels, an output the
 // session returns, a state read back (Bring, through
-// NodeKernels::host_reads). A bound key/value cache therefore never comes
-// back between steps, and a cache written in place on the device
-// (DeviceWrote) is behind on the host until it is read. A device copy is
+// NodeKernels::host_reads). A bound key/value cache written in place on
+// the device (DeviceWrote, aliasing region "scatter") or made anew there
+// (functional) therefore never comes back between steps. A whole-region
+// alias is the exception: the evaluator copies the writer's result into
+// the bound buffer on the host, so that result comes back and the buffer
+// is uploaded again at its next read. A device copy is
 // dropped when no tensor but the ledger's own holds its host buffer, or
 // when the evaluator writes that buffer on the host (Forget).
 //
@@ -112,6 +115,11 @@ class CudaContext {
   // copy failed halfway. False when the device copy held the only current
   // value.
   bool Forget(const Tensor& host);
+  // Whether the host buffer of `host` holds its current value.
+  bool HostCurrent(const Tensor& host) const;
+  // A write into `host`'s device copy failed while the device held the only
+  // current value: later uses of the buffer fail saying so.
+  void Lose(const Tensor& host);
   // Waits for the stream; an error names the failed kernel's error.
   Status Synchronize();
 
@@ -120,8 +128,10 @@ class CudaContext {
 
   Transfers transfers() const;
   size_t resident_count() const;
-  // The device memory held now and the peak since ResetPeak.
-  DeviceMemory memory() const;
+  // The device memory held now and the peak since ResetPeak, after the
+  // copies whose host buffer nothing holds any more are dropped (a run's
+  // intermediate values, let go when it returned).
+  DeviceMemory memory();
   void ResetPeak();
 
  private:

@@ -34,6 +34,15 @@ StatusOr<CudaContext*> NodeContext(const KernelContext& ctx) {
   return context;
 }
 
+Status BringHostInputs(CudaContext& cuda, const KernelContext& ctx) {
+  for (size_t i = 0; i < ctx.input_count(); ++i) {
+    if (ctx.has_input(i) && ctx.input(i).is_tensor() && !KernelType(ctx.tensor(i).dtype())) {
+      PARITY_RETURN_IF_ERROR(cuda.Bring(ctx.tensor(i)).WithContext(ctx.NodeLabel()));
+    }
+  }
+  return Status::Ok();
+}
+
 Status Launched(const KernelContext& ctx, int code, std::string_view what) {
   if (code == 0) return Status::Ok();
   return CudaContext::Error(code, StrCat(graph::DescribeNode(ctx.node()), ": ", what));
@@ -62,14 +71,7 @@ class KernelNode : public LoweredNode {
   StatusOr<std::vector<Value>> Run(const KernelContext& ctx) final {
     PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
     PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
-    // Indices, shapes and positions are read on the host. The kernels make
-    // only floating-point results, so none of these is behind there; the
-    // check keeps it so should that change.
-    for (size_t i = 0; i < ctx.input_count(); ++i) {
-      if (ctx.has_input(i) && !KernelType(ctx.tensor(i).dtype())) {
-        PARITY_RETURN_IF_ERROR(cuda->Bring(ctx.tensor(i)).WithContext(ctx.NodeLabel()));
-      }
-    }
+    PARITY_RETURN_IF_ERROR(BringHostInputs(*cuda, ctx));
     return RunOn(cuda, ctx);
   }
 
@@ -796,9 +798,9 @@ Status WriteRows(const KernelContext& ctx, CudaContext& cuda, const ops::attenti
 // The functional form copies the cache on the device and writes the rows
 // into the copy. The in-place form (spec/aliasing.md, region "scatter";
 // a stateful session that binds the cache) writes only the rows, into the
-// cache's device copy, which stays resident from step to step, and the
-// same rows into its host buffer (the reference's in-place kernel), so
-// that both keep one value and no cache-sized copy crosses per step.
+// cache's device copy, which stays resident from step to step; the host
+// buffer is behind until the host reads it, so no cache-sized copy
+// crosses per step.
 class TensorScatterNode final : public KernelNode {
  public:
   bool in_place() const override { return true; }
@@ -823,6 +825,7 @@ class TensorScatterNode final : public KernelNode {
   Status RunInPlace(const KernelContext& ctx, Tensor& buffer) override {
     PARITY_RETURN_IF_ERROR(RequireTensors(ctx));
     PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+    PARITY_RETURN_IF_ERROR(BringHostInputs(*cuda, ctx));  // write_indices
     if (!ctx.tensor(0).SharesBufferWith(buffer)) {
       return Internal(ctx.NodeLabel(), ": the in-place target is not the buffer of past_cache");
     }
@@ -842,12 +845,15 @@ class TensorScatterNode final : public KernelNode {
       return written;
     }
     // A failure halfway must not leave a device copy that differs from the
-    // host's buffer: it goes, and the host's holds the value unless the
-    // device's was the only current one.
-    if (!cuda->Forget(buffer)) {
+    // host's buffer: it goes, and the host's holds the value. When the
+    // device's was the only current one, the buffer is marked lost: every
+    // later read of it fails too, instead of reading what the host has.
+    if (!cuda->HostCurrent(buffer)) {
+      cuda->Lose(buffer);
       return written.WithContext(StrCat(ctx.NodeLabel(), ": the cache's current value was on the device only, and is "
                                                          "lost with the failed write"));
     }
+    cuda->Forget(buffer);
     return written;
   }
 

@@ -23,6 +23,12 @@ const Lowering& CudaLowering();
 // the device-free tests do; a session is refused there before it lowers).
 StatusOr<CudaContext*> NodeContext(const KernelContext& ctx);
 
+// Before a node reads inputs on the host (indices, shapes, positions, key
+// lengths): every input of a type the kernels do not make comes back from
+// the device if it is there. The kernels make only floating-point results,
+// so none is behind today; this keeps it so should that change.
+Status BringHostInputs(CudaContext& cuda, const KernelContext& ctx);
+
 // An error naming the node and the CUDA error of a launch or runtime call
 // (`code` is a cudaError_t); Ok for 0.
 Status Launched(const KernelContext& ctx, int code, std::string_view what);

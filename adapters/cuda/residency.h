@@ -42,10 +42,11 @@ class Residency {
   // The device copy of `host`'s buffer: kept, or uploaded now and kept.
   StatusOr<Buffer*> DeviceCopy(const Tensor& host) {
     if (Entry* kept = Find(host)) {
+      PARITY_RETURN_IF_ERROR(Usable(*kept));
       ++transfers_.resident_reads;
       return kept->device.get();
     }
-    Prune();
+    DropUnheld();
     PARITY_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> device, device_.allocate(host.byte_size()));
     if (host.byte_size() > 0) PARITY_RETURN_IF_ERROR(device_.upload(host, *device));
     ++transfers_.uploads;
@@ -63,7 +64,7 @@ class Residency {
       return Status(StatusCode::kInternal, StrCat(host.Description(), " is larger than its device buffer of ",
                                                   device->bytes(), " bytes"));
     }
-    Prune();
+    DropUnheld();
     entries_.push_back({host, std::move(device), false});
     return host;
   }
@@ -79,6 +80,7 @@ class Residency {
   Status Bring(const Tensor& host) {
     Entry* kept = Find(host);
     if (!kept || kept->host_current) return Status::Ok();
+    PARITY_RETURN_IF_ERROR(Usable(*kept));
     if (kept->host.byte_size() > 0) PARITY_RETURN_IF_ERROR(device_.download(*kept->device, kept->host));
     kept->host_current = true;
     ++transfers_.downloads;
@@ -99,6 +101,20 @@ class Residency {
     return kept_value;
   }
 
+  // A write into `host`'s device copy failed while the device held the
+  // only current value: every later use of that buffer, on either side,
+  // fails saying so, rather than reading what is left.
+  void Lose(const Tensor& host) {
+    if (Entry* kept = Find(host)) kept->lost = true;
+  }
+
+  // Drops the copies whose host buffer nothing else holds: no one can read
+  // them again, on either side. Done before each new copy, and before the
+  // device memory is read (a run's values are let go when it returns).
+  void DropUnheld() {
+    std::erase_if(entries_, [](const Entry& e) { return e.host.BufferUseCount() <= 1; });
+  }
+
   bool HostCurrent(const Tensor& host) const {
     const Entry* kept = const_cast<Residency*>(this)->Find(host);
     return !kept || kept->host_current;
@@ -112,19 +128,19 @@ class Residency {
     Tensor host;  // holds the host buffer, so that its address is not reused
     std::shared_ptr<Buffer> device;
     bool host_current;
+    bool lost = false;
   };
+  static Status Usable(const Entry& e) {
+    if (!e.lost) return Status::Ok();
+    return Status(StatusCode::kInternal, StrCat(e.host.Description(), " was lost: a write into its device copy failed "
+                                                                      "while the device held its only current value"));
+  }
   Entry* Find(const Tensor& host) {
     for (Entry& e : entries_) {
       if (e.host.SharesBufferWith(host)) return &e;
     }
     return nullptr;
   }
-  // Drops the copies whose host buffer nothing else holds: no one can read
-  // them again, on either side.
-  void Prune() {
-    std::erase_if(entries_, [](const Entry& e) { return e.host.BufferUseCount() <= 1; });
-  }
-
   Device device_;
   std::vector<Entry> entries_;
   Transfers transfers_;

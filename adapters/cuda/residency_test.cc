@@ -143,9 +143,29 @@ TEST(ResidencyTest, ACopyWhoseHostBufferNoOneHoldsIsDropped) {
     ASSERT_TRUE(device.ledger.DeviceCopy(gone).ok());
   }
   const Tensor kept = Floats({4});
-  ASSERT_TRUE(device.ledger.DeviceCopy(kept).ok());  // an upload prunes first
+  ASSERT_TRUE(device.ledger.DeviceCopy(kept).ok());  // an upload drops the unheld first
   EXPECT_EQ(device.ledger.size(), 1u);
   EXPECT_TRUE(device.ledger.Resident(kept));
+  // A run's intermediate, let go when the run returns, goes when asked.
+  {
+    StatusOr<Tensor> intermediate = device.ledger.Made(Written(Floats({5})), DataType::kFloat, {1});
+    ASSERT_TRUE(intermediate.ok());
+    EXPECT_EQ(device.ledger.size(), 2u);
+  }
+  device.ledger.DropUnheld();
+  EXPECT_EQ(device.ledger.size(), 1u);
+}
+
+TEST(ResidencyTest, ALostBufferFailsEveryLaterUse) {
+  FakeDevice device;
+  StatusOr<Tensor> made = device.ledger.Made(Written(Floats({1, 2})), DataType::kFloat, {2});
+  ASSERT_TRUE(made.ok());
+  device.ledger.Lose(*made);
+  const Status brought = device.ledger.Bring(*made);
+  EXPECT_NE(brought.message().find("was lost: a write into its device copy failed"), std::string::npos)
+      << brought.ToString();
+  EXPECT_FALSE(device.ledger.DeviceCopy(*made).ok());
+  EXPECT_EQ(device.ledger.transfers().downloads, 0u);
 }
 
 TEST(ResidencyTest, AResultLargerThanItsBufferIsRefused) {

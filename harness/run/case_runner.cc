@@ -132,8 +132,6 @@ CaseState StateOfCode(protocol::StatusCode code) {
   }
 }
 
-// A successful answer of the wrong kind is a protocol breach: the worker is
-// given up and the case is a CRASH.
 // One run's copies and device memory (RunDone.cost), when the adapter
 // reported them; added to the case's sum.
 std::optional<RunCost> CostOf(const protocol::RunDone& done, CaseResult& r) {
@@ -153,6 +151,8 @@ std::optional<RunCost> CostOf(const protocol::RunDone& done, CaseResult& r) {
   return cost;
 }
 
+// A successful answer of the wrong kind is a protocol breach: the worker is
+// given up and the case is a CRASH.
 void RecordWrongAnswer(const std::string& phase, const char* expected, WorkerSlot& slot, CaseResult& r) {
   r.state = CaseState::kCrash;
   r.message = StrCat("the worker broke the protocol during ", phase, ": its answer holds no ", expected);

@@ -305,6 +305,43 @@ TEST(AliasInPlaceHostReads, AHostNodeAsksForTheDeviceResultsItReads) {
   EXPECT_EQ(quiet.held(), 1u);
 }
 
+// A Loop body's output that names an outer value made on the device is
+// read by the Loop kernel on the host, when it stacks the iterations.
+TEST(AliasInPlaceHostReads, ALoopAsksForTheOuterDeviceResultsItsBodyReturns) {
+  const LoadedModel model = Load(R"(
+    <ir_version: 10, opset_import: ["" : 21]>
+    g (float[2] x, float[2] y) => (float[3,2] stacked) {
+      s = Add (x, y)
+      trips = Constant <value = int64 {3}> ()
+      go = Constant <value = bool {1}> ()
+      stacked = Loop (trips, go) <body = loop_body (int64 i, bool go_in) => (bool go_out, float[2] s) {
+        go_out = Identity (go_in)
+      }>
+    })");
+  LazyDevice device;
+  device.Claim(model.proto->graph().node(0));
+  const std::vector<Tensor> inputs = {Iota({2}, 1), Filled({2}, 0.5)};
+  ExpectSameValues(RunModel(model, inputs, device.Options()), RunModel(model, inputs));
+  EXPECT_EQ(device.brought(), 1u);
+}
+
+// A whole-region alias whose writer returns the buffer itself (a view of
+// the input) writes nothing, so the backend is told of no write.
+TEST(AliasInPlaceHostReads, AWholeAliasThatIsTheBufferAlreadyTellsOfNoWrite) {
+  const LoadedModel model = Load(R"(
+    <ir_version: 10, opset_import: ["" : 21]>
+    g (float[2,3] past) => (float[2,3] present) {
+      present = Identity (past)
+    })");
+  int told = 0;
+  NodeKernels kernels;
+  kernels.host_wrote = [&](const Tensor&) { ++told; };
+  EvalOptions options = InPlace({Alias{"present", "past", AliasMode::kMust, AliasRegion::kWhole}});
+  options.node_kernels = &kernels;
+  ASSERT_TRUE(RunModel(model, {Iota({2, 3})}, std::move(options)).ok());
+  EXPECT_EQ(told, 0);
+}
+
 // The in-place paths read on the host too: a whole-region alias copies its
 // writer's result into the buffer, the reference's in-place scatter reads
 // its update, and a cache kept from a device run is read where it is copied.

@@ -340,8 +340,16 @@ Status Evaluator::RunNode(const onnx::NodeProto& node, Scope& scope, const Opset
     const OpsetMap* opsets;
     int depth;
   } call{this, &scope, &opsets, depth};
-  const auto run_subgraph = [&call](const onnx::GraphProto& g, const std::vector<Value>& in) {
-    return call.evaluator->RunGraph(g, in, call.scope, *call.opsets, call.depth + 1);
+  const auto run_subgraph = [&call](const onnx::GraphProto& g,
+                                    const std::vector<Value>& in) -> StatusOr<std::vector<Value>> {
+    PARITY_ASSIGN_OR_RETURN(std::vector<Value> out, call.evaluator->RunGraph(g, in, call.scope, *call.opsets,
+                                                                             call.depth + 1));
+    // A body's output may name an outer value a backend made on its device;
+    // the kernel that runs the body (Loop, Scan) reads it on the host.
+    if (const NodeKernels* kernels = call.evaluator->options_.node_kernels; kernels && kernels->host_reads) {
+      for (const Value& v : out) PARITY_RETURN_IF_ERROR(kernels->HostReads(v));
+    }
+    return out;
   };
   if (!node_kernel && options_.node_kernels && options_.node_kernels->host_reads) {
     // The node runs on the host: a backend's results it reads come back first.

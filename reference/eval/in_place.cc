@@ -97,9 +97,10 @@ StatusOr<Tensor> AliasedBuffer(const std::unordered_map<std::string, Value>& val
 
 // Region whole: the writer has computed `alias.output` into a fresh tensor;
 // its contents go into the input's buffer, and the output becomes that buffer.
-Status BindWholeAlias(std::unordered_map<std::string, Value>& values, const Alias& alias,
-                      std::unordered_set<std::string>& on_purpose, const std::string& where,
-                      const NodeKernels* node_kernels) {
+// Whether it wrote the buffer: not when the writer's result already is it.
+StatusOr<bool> BindWholeAlias(std::unordered_map<std::string, Value>& values, const Alias& alias,
+                              std::unordered_set<std::string>& on_purpose, const std::string& where,
+                              const NodeKernels* node_kernels) {
   PARITY_ASSIGN_OR_RETURN(Tensor buffer, AliasedBuffer(values, alias, where));
   const Value& result = values[alias.output];
   if (!result.is_tensor() || result.tensor().dtype() != buffer.dtype() ||
@@ -109,7 +110,8 @@ Status BindWholeAlias(std::unordered_map<std::string, Value>& values, const Alia
                            "; sharing the whole buffer needs the same type and shape");
   }
   const Tensor fresh = result.tensor();
-  if (!fresh.SharesBufferWith(buffer)) {
+  const bool wrote = !fresh.SharesBufferWith(buffer);
+  if (wrote) {
     PARITY_RETURN_IF_ERROR(CopyViewsOut(values, buffer, on_purpose, node_kernels));
     if (node_kernels) PARITY_RETURN_IF_ERROR(node_kernels->HostReads(result).WithContext(where));
     if (buffer.dtype() == DataType::kString) {
@@ -120,7 +122,7 @@ Status BindWholeAlias(std::unordered_map<std::string, Value>& values, const Alia
   }
   values[alias.output] = Value::FromTensor(buffer);
   on_purpose.insert(alias.output);
-  return Status::Ok();
+  return wrote;
 }
 
 // Region scatter: the writer's in-place form writes its rows straight into
@@ -249,8 +251,10 @@ Status RunInPlace(const onnx::GraphProto& graph, size_t given_inputs, const std:
     // mode runs it): compute as usual, then write the whole result.
     PARITY_RETURN_IF_ERROR(context.run_node(*node));
     for (const Alias* alias : written) {
-      PARITY_RETURN_IF_ERROR(BindWholeAlias(values, *alias, on_purpose, model_name, context.node_kernels));
-      TellHostWrote(context, values[alias->output]);
+      PARITY_ASSIGN_OR_RETURN(const bool wrote,
+                              BindWholeAlias(values, *alias, on_purpose, model_name, context.node_kernels));
+      // A writer whose result is the buffer itself (a view of it) left it as it was.
+      if (wrote) TellHostWrote(context, values[alias->output]);
     }
   }
   return Status::Ok();
