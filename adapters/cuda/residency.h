@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "reference/core/status.h"
@@ -116,10 +117,10 @@ class Residency {
   }
 
   bool HostCurrent(const Tensor& host) const {
-    const Entry* kept = const_cast<Residency*>(this)->Find(host);
+    const Entry* kept = Find(host);
     return !kept || kept->host_current;
   }
-  bool Resident(const Tensor& host) const { return const_cast<Residency*>(this)->Find(host) != nullptr; }
+  bool Resident(const Tensor& host) const { return Find(host) != nullptr; }
   const Transfers& transfers() const { return transfers_; }
   size_t size() const { return entries_.size(); }
 
@@ -135,12 +136,13 @@ class Residency {
     return Status(StatusCode::kInternal, StrCat(e.host.Description(), " was lost: a write into its device copy failed "
                                                                       "while the device held its only current value"));
   }
-  Entry* Find(const Tensor& host) {
-    for (Entry& e : entries_) {
+  const Entry* Find(const Tensor& host) const {
+    for (const Entry& e : entries_) {
       if (e.host.SharesBufferWith(host)) return &e;
     }
     return nullptr;
   }
+  Entry* Find(const Tensor& host) { return const_cast<Entry*>(std::as_const(*this).Find(host)); }
   Device device_;
   std::vector<Entry> entries_;
   Transfers transfers_;
