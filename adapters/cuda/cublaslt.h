@@ -49,12 +49,35 @@ class LtDescriptors {
   cublasLtMatrixLayout_t first = nullptr, second = nullptr, out = nullptr;
 
   // For `geometry` on elements of `type` (float32, float16, bfloat16),
-  // accumulating in float32 (CUBLAS_COMPUTE_32F: no TF32, no 16-bit sums).
+  // accumulating in float32 (CUBLAS_COMPUTE_32F: no TF32, no 16-bit sums);
+  // or on int8 elements, giving their int32 sums (CUBLAS_COMPUTE_32I).
   static StatusOr<std::unique_ptr<LtDescriptors>> Make(const CublasLt& lt, const MatMulGeometry& geometry,
                                                        DataType type, Epilogue epilogue);
 
  private:
   const CublasLt* lt_ = nullptr;
 };
+
+class CudaContext;
+class DeviceBuffer;
+
+inline constexpr size_t kLtWorkspaceBytes = size_t{32} << 20;
+
+// The process's cuBLASLt handle and workspace, made with the context.
+struct LtDevice {
+  const CublasLt* lt = nullptr;
+  cublasLtHandle_t handle = nullptr;
+  std::shared_ptr<DeviceBuffer> workspace;
+};
+StatusOr<const LtDevice*> GetLtDevice(CudaContext& cuda);
+
+// One call's descriptors and the algorithm cuBLASLt's heuristic picks.
+struct MatMulPlan {
+  MatMulGeometry geometry;
+  std::unique_ptr<LtDescriptors> descriptors;
+  cublasLtMatmulAlgo_t algorithm{};
+};
+// kUnimplemented naming the call when cuBLASLt has no algorithm for it.
+StatusOr<MatMulPlan> MakeLtPlan(CudaContext& cuda, const MatMulGeometry& geometry, DataType type, Epilogue epilogue);
 
 }  // namespace parity::adapters::cuda

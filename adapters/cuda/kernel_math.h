@@ -331,4 +331,89 @@ PARITY_HD inline double BatchNormValue(double x, double scale, double bias, doub
   return scale * (x - mean) / sqrt(var + epsilon) + bias;
 }
 
+// --- 8-bit matrix products (cuBLASLt's int32 sums, finished here) -----------
+//
+// cuBLASLt multiplies signed bytes. An operand is packed first: a uint8
+// byte flipped to int8 (b ^ 0x80 is b - 128, so its zero point is 128 less),
+// rows padded with zeros to a multiple of 4 (zeros add nothing to a sum).
+// cuBLASLt's raw sum S = sum_k a_k * b_k of the packed bytes becomes the
+// operator's sum_k (a_k - za) * (b_k - zb) = S - zb * sum(a) - za * sum(b) +
+// K * za * zb, with the line sums of the packed operands (in int64: exact).
+
+PARITY_HD inline int8_t PackedInt8(uint8_t byte, bool flip) {
+  return static_cast<int8_t>(flip ? static_cast<uint8_t>(byte ^ 0x80u) : byte);
+}
+
+// How an operand is packed: row-major [rows_pad, cols_pad] int8 matrices,
+// whose element (r, c) of matrix b is the source's byte at b * src_matrix +
+// r * row_step + c * col_step for r < rows and c < cols, else 0.
+struct Int8Pack {
+  int64_t src_matrix = 0, rows = 0, cols = 0, row_step = 0, col_step = 0, rows_pad = 0, cols_pad = 0;
+  bool flip = false;  // a uint8 operand
+};
+
+// The source offset of packed element i, or -1 where it is padding.
+PARITY_HD inline int64_t PackSource(const Int8Pack& p, int64_t i) {
+  const int64_t c = i % p.cols_pad, r = (i / p.cols_pad) % p.rows_pad, b = i / (p.cols_pad * p.rows_pad);
+  return r < p.rows && c < p.cols ? b * p.src_matrix + r * p.row_step + c * p.col_step : -1;
+}
+
+PARITY_HD inline int64_t CenteredSum(int64_t raw, int64_t a_sum, int64_t b_sum, int64_t k, int64_t a_zero,
+                                     int64_t b_zero) {
+  return raw - b_zero * a_sum - a_zero * b_sum + k * a_zero * b_zero;
+}
+
+// How a centered sum becomes an output element.
+enum class IntFinish : int {
+  kInt32,     // MatMulInteger: the sum
+  kQuantize,  // QLinearMatMul, or a QDQ region's QuantizeLinear: round(sum * xs * ws / ys) + y_zero, saturated
+  kFloat,     // a QDQ region without QuantizeLinear: sum * xs * ws (+ bias), rounded once to float32
+};
+
+// Round half to even, add the zero point, saturate to [lo, hi]; NaN is 0
+// (the reference's QLinearMatMul).
+PARITY_HD inline int64_t QuantizedValue(double real, double zero, double lo, double hi) {
+  using std::rint;
+  const double rounded = real != real ? 0.0 : rint(real);
+  const double v = rounded + zero;
+  return static_cast<int64_t>(v <= lo ? lo : (v >= hi ? hi : v));
+}
+
+// The real value of a centered sum: the reference's order of operations.
+PARITY_HD inline double ScaledSum(int64_t sum, double x_scale, double w_scale) {
+  return static_cast<double>(sum) * x_scale * w_scale;
+}
+
+// One 8-bit product's finishing, for the output's row-major [batch, m, n]
+// elements; cuBLASLt's sums are [batch, m, n_pad], the packed operands'
+// line sums a_sums[batch of A][m] and b_sums[batch of B][n_pad].
+struct Int8Finish {
+  IntFinish finish = IntFinish::kInt32;
+  int64_t batch = 1, m = 0, n = 0, k = 0, n_pad = 0;
+  int64_t a_sums_stride = 0, b_sums_stride = 0;  // per batch entry: 0 (one matrix) or m, n_pad
+  int64_t a_zero = 0;                            // of the packed A
+  const int64_t* b_zero = nullptr;               // of the packed B: 1 or n values
+  int64_t b_zero_count = 1;
+  double x_scale = 1, y_scale = 1, y_zero = 0, lo = 0, hi = 0;  // lo, hi: the 8-bit output's range
+  const double* w_scale = nullptr;  // 1 or n values
+  int64_t w_scale_count = 1;
+};
+
+// Output element o: the centered sum, or its quantized or real value.
+PARITY_HD inline double Int8OutputValue(const Int8Finish& f, int64_t o, int64_t raw, const int64_t* a_sums,
+                                        const int64_t* b_sums) {
+  const int64_t j = o % f.n, row = o / f.n, i = row % f.m, b = row / f.m;
+  const int64_t b_zero = f.b_zero[f.b_zero_count == 1 ? 0 : j];
+  const int64_t sum = CenteredSum(raw, a_sums[b * f.a_sums_stride + i], b_sums[b * f.b_sums_stride + j], f.k,
+                                  f.a_zero, b_zero);
+  if (f.finish == IntFinish::kInt32) return static_cast<double>(sum);
+  const double w_scale = f.w_scale[f.w_scale_count == 1 ? 0 : j];
+  const double real = ScaledSum(sum, f.x_scale, w_scale);
+  if (f.finish == IntFinish::kFloat) return real;
+  return static_cast<double>(QuantizedValue(real / f.y_scale, f.y_zero, f.lo, f.hi));
+}
+
+// The offset of output element o's raw sum in cuBLASLt's [batch, m, n_pad] output.
+PARITY_HD inline int64_t Int8RawOffset(const Int8Finish& f, int64_t o) { return (o / f.n) * f.n_pad + o % f.n; }
+
 }  // namespace parity::adapters::cuda

@@ -8,6 +8,8 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <type_traits>
+
 #include "adapters/cuda/kernels.h"
 
 namespace parity::adapters::cuda {
@@ -172,6 +174,36 @@ __global__ void BatchNormKernel(const T* x, const T* scale, const T* bias, const
   }
 }
 
+__global__ void PackInt8Kernel(Int8Pack p, const uint8_t* src, int8_t* dst, int64_t n) {
+  PARITY_GRID_LOOP(i, n) {
+    const int64_t from = PackSource(p, i);
+    dst[i] = from < 0 ? int8_t{0} : PackedInt8(src[from], p.flip);
+  }
+}
+
+__global__ void RowSumsInt8Kernel(const int8_t* packed, int64_t row_count, int64_t cols, int64_t* sums) {
+  PARITY_GRID_LOOP(r, row_count) {
+    int64_t sum = 0;
+    for (int64_t c = 0; c < cols; ++c) sum += packed[r * cols + c];
+    sums[r] = sum;
+  }
+}
+
+template <typename T>
+__global__ void FinishInt8Kernel(Int8Finish f, const int32_t* raw, const int64_t* a_sums, const int64_t* b_sums, T* y,
+                                 int64_t n) {
+  PARITY_GRID_LOOP(o, n) {
+    const double v = Int8OutputValue(f, o, raw[Int8RawOffset(f, o)], a_sums, b_sums);
+    // float32 rounds once; the integer kinds' values are whole (int32's, the
+    // sum, wraps as the reference's does).
+    if constexpr (std::is_floating_point_v<T>) {
+      y[o] = static_cast<T>(v);
+    } else {
+      y[o] = static_cast<T>(static_cast<int64_t>(v));
+    }
+  }
+}
+
 cudaStream_t AsStream(Stream s) { return static_cast<cudaStream_t>(s); }
 
 int Done() { return static_cast<int>(cudaGetLastError()); }
@@ -327,6 +359,40 @@ int LaunchBatchNorm(KType type, const void* x, const void* const params[4], int6
         static_cast<const T*>(params[2]), static_cast<const T*>(params[3]), channels, inner, static_cast<T*>(y), n,
         epsilon);
   });
+}
+
+int LaunchPackInt8(const Int8Pack& pack, int64_t matrices, const void* src, void* dst, Stream stream) {
+  const int64_t n = matrices * pack.rows_pad * pack.cols_pad;
+  if (n == 0) return 0;
+  PackInt8Kernel<<<Blocks(n), kThreads, 0, AsStream(stream)>>>(pack, static_cast<const uint8_t*>(src),
+                                                                 static_cast<int8_t*>(dst), n);
+  return Done();
+}
+
+int LaunchRowSumsInt8(const void* packed, int64_t row_count, int64_t cols, int64_t* sums, Stream stream) {
+  if (row_count == 0) return 0;
+  RowSumsInt8Kernel<<<Blocks(row_count), kThreads, 0, AsStream(stream)>>>(static_cast<const int8_t*>(packed),
+                                                                            row_count, cols, sums);
+  return Done();
+}
+
+int LaunchFinishInt8(const Int8Finish& finish, const int32_t* raw, const int64_t* a_sums, const int64_t* b_sums,
+                     int out_kind, void* y, Stream stream) {
+  const int64_t n = finish.batch * finish.m * finish.n;
+  if (n == 0) return 0;
+  auto launch = [&](auto* typed) {
+    using T = std::remove_pointer_t<decltype(typed)>;
+    FinishInt8Kernel<T><<<Blocks(n), kThreads, 0, AsStream(stream)>>>(finish, raw, a_sums, b_sums, static_cast<T*>(y),
+                                                                      n);
+  };
+  switch (out_kind) {
+    case 0: launch(static_cast<int32_t*>(nullptr)); break;
+    case 1: launch(static_cast<int8_t*>(nullptr)); break;
+    case 2: launch(static_cast<uint8_t*>(nullptr)); break;
+    case 3: launch(static_cast<float*>(nullptr)); break;
+    default: return static_cast<int>(cudaErrorInvalidValue);
+  }
+  return Done();
 }
 
 }  // namespace parity::adapters::cuda

@@ -84,4 +84,17 @@ int LaunchWhere(int element_bytes, const void* cond, const StridedView& c_view, 
 int LaunchBatchNorm(KType type, const void* x, const void* const params[4], int64_t channels, int64_t inner, void* y,
                     int64_t n, double epsilon, Stream stream);
 
+// 8-bit operands packed for cuBLASLt: `matrices` int8 matrices into dst,
+// laid out as `pack` says (kernel_math.h, PackSource).
+int LaunchPackInt8(const Int8Pack& pack, int64_t matrices, const void* src, void* dst, Stream stream);
+
+// sums[r] = the sum of row r of `row_count` packed rows of `cols` int8 bytes.
+int LaunchRowSumsInt8(const void* packed, int64_t row_count, int64_t cols, int64_t* sums, Stream stream);
+
+// The output elements of an 8-bit product from cuBLASLt's int32 sums `raw`
+// (Int8OutputValue): int32, int8, uint8 or float32 (`out_kind`: 0, 1, 2, 3).
+// b_zero and w_scale in `finish` are device pointers.
+int LaunchFinishInt8(const Int8Finish& finish, const int32_t* raw, const int64_t* a_sums, const int64_t* b_sums,
+                     int out_kind, void* y, Stream stream);
+
 }  // namespace parity::adapters::cuda

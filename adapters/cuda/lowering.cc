@@ -918,6 +918,7 @@ const Lowering& CudaLowering() {
   static const Lowering* lowering = [] {
     auto* table = new Lowering;
     AddKernelLowerings(*table);
+    AddQuantizedLowerings(*table);  // before MatMul's float region: a QDQ region is claimed whole
     AddMatMulLowerings(*table);
     AddAttentionLowerings(*table);
     AddCudnnLowerings(*table);

@@ -11,6 +11,7 @@
 namespace parity::adapters::cuda {
 
 void AddKernelLowerings(Lowering& lowering);  // lowering.cc: the adapter's own kernels (kernels.cu)
+void AddQuantizedLowerings(Lowering& lowering);  // quantized.cc: the 8-bit products on cuBLASLt's int8 kernels
 void AddMatMulLowerings(Lowering& lowering);  // matmul.cc: MatMul and Gemm on cuBLASLt
 void AddAttentionLowerings(Lowering& lowering);  // attention.cc: Attention on cuDNN's SDPA or the own kernel
 void AddCudnnLowerings(Lowering& lowering);  // conv_norm.cc: Conv and LayerNormalization on cuDNN's graph API
@@ -24,9 +25,9 @@ const Lowering& CudaLowering();
 StatusOr<CudaContext*> NodeContext(const KernelContext& ctx);
 
 // Before a node reads inputs on the host (indices, shapes, positions, key
-// lengths): every input of a type the kernels do not make comes back from
-// the device if it is there. The kernels make only floating-point results,
-// so none is behind today; this keeps it so should that change.
+// lengths): every input of a type the float kernels do not take comes back
+// from the device if it is there (an 8-bit product's integer output is
+// made there, quantized.cc).
 Status BringHostInputs(CudaContext& cuda, const KernelContext& ctx);
 
 // An error naming the node and the CUDA error of a launch or runtime call

@@ -118,6 +118,55 @@ StatusOr<MatMulGeometry> GemmGeometryOf(const Shape& a, const Shape& b, bool tra
   return g;
 }
 
+StatusOr<Int8Geometry> Int8GeometryOf(const Shape& a, const Shape& b, bool flip_a, bool flip_b) {
+  PARITY_ASSIGN_OR_RETURN(MatMulGeometry full, MatMulGeometryOf(a, b));
+  if (full.expand_a || full.expand_b) {
+    return Status(StatusCode::kUnimplemented, StrCat("batch dims of ", ShapeToString(a), " and ", ShapeToString(b),
+                                                     " that broadcast both ways (the int8 path takes one way only)"));
+  }
+  if (full.k > kMaxInt8K) {
+    return Status(StatusCode::kUnimplemented, StrCat("K = ", full.k, " (int32 sums of int8 products hold K <= ", kMaxInt8K, ")"));
+  }
+  auto up4 = [](int64_t v) { return (v + 3) / 4 * 4; };
+  Int8Geometry g;
+  g.m = full.n, g.n = full.m, g.k = full.k;  // MatMulGeometry's m is N, its n M
+  g.n_pad = up4(g.n), g.k_pad = up4(g.k);
+  g.batch = full.batch;
+  g.a_matrices = full.second.batch_stride == 0 ? 1 : g.batch;
+  g.b_matrices = full.first.batch_stride == 0 ? 1 : g.batch;
+  // A: [m, k] rows as they are; B: [k, n] read transposed, element (j, kk) at kk * n + j.
+  g.a_pack = Int8Pack{g.m * g.k, g.m, g.k, g.k, 1, g.m, g.k_pad, flip_a};
+  g.b_pack = Int8Pack{g.k * g.n, g.n, g.k, 1, g.n, g.n_pad, g.k_pad, flip_b};
+  MatMulGeometry& lt = g.lt;
+  lt.m = g.n_pad, lt.n = g.m, lt.k = g.k_pad, lt.batch = g.batch;
+  lt.first = {g.k_pad, g.n_pad, g.k_pad, true, g.b_matrices == 1 ? 0 : g.n_pad * g.k_pad};
+  lt.second = {g.k_pad, g.m, g.k_pad, false, g.a_matrices == 1 ? 0 : g.m * g.k_pad};
+  lt.out = {g.n_pad, g.m, g.n_pad, false, g.m * g.n_pad};
+  lt.out_dims = {g.batch, g.m, g.n_pad};
+  g.out_dims = full.out_dims;
+  return g;
+}
+
+Int8Finish Int8FinishOf(const Int8Geometry& g, IntFinish finish, DataType out_type, const Int8Parameters& p,
+                        std::vector<int64_t>& packed_b_zero) {
+  Int8Finish f;
+  f.finish = finish;
+  f.batch = g.batch, f.m = g.m, f.n = g.n, f.k = g.k, f.n_pad = g.n_pad;
+  f.a_sums_stride = g.a_matrices == 1 ? 0 : g.m;
+  f.b_sums_stride = g.b_matrices == 1 ? 0 : g.n_pad;
+  f.a_zero = p.a_zero - (g.a_pack.flip ? 128 : 0);
+  packed_b_zero.clear();
+  for (int64_t z : p.b_zero) packed_b_zero.push_back(z - (g.b_pack.flip ? 128 : 0));
+  f.b_zero_count = static_cast<int64_t>(packed_b_zero.size());
+  f.x_scale = p.x_scale, f.y_scale = p.y_scale, f.y_zero = p.y_zero;
+  f.w_scale_count = static_cast<int64_t>(p.w_scale.size());
+  if (finish == IntFinish::kQuantize) {
+    f.lo = static_cast<double>(IntegerMin(out_type));
+    f.hi = static_cast<double>(IntegerMax(out_type));
+  }
+  return f;
+}
+
 // --- cuBLASLt ---------------------------------------------------------------
 
 std::string CublasLt::StatusText(cublasStatus_t status) const {
@@ -178,15 +227,20 @@ std::optional<cudaDataType_t> LtType(DataType type) {
 
 StatusOr<std::unique_ptr<LtDescriptors>> LtDescriptors::Make(const CublasLt& lt, const MatMulGeometry& g,
                                                              DataType type, Epilogue epilogue) {
-  const std::optional<cudaDataType_t> element = LtType(type);
+  // int8 operands give int32 sums, accumulated and scaled in int32.
+  const bool int8 = type == DataType::kInt8;
+  const std::optional<cudaDataType_t> element = int8 ? std::optional(CUDA_R_8I) : LtType(type);
   if (!element) return InvalidArgument("cuBLASLt is not given ", DataTypeName(type), " data here");
+  if (int8 && epilogue != Epilogue::kNone) return InvalidArgument("an epilogue on int8 sums");
+  const cudaDataType_t out_element = int8 ? CUDA_R_32I : *element;
   auto made = std::make_unique<LtDescriptors>();
   made->lt_ = &lt;
   auto check = [&](cublasStatus_t status, std::string_view what) -> Status {
     if (status == CUBLAS_STATUS_SUCCESS) return Status::Ok();
     return Status(StatusCode::kInternal, StrCat("cuBLASLt refused ", what, " for ", g.Text(), ": ", lt.StatusText(status)));
   };
-  PARITY_RETURN_IF_ERROR(check(lt.MatmulDescCreate(&made->matmul, CUBLAS_COMPUTE_32F, CUDA_R_32F), "the matmul"));
+  PARITY_RETURN_IF_ERROR(check(lt.MatmulDescCreate(&made->matmul, int8 ? CUBLAS_COMPUTE_32I : CUBLAS_COMPUTE_32F,
+                                                    int8 ? CUDA_R_32I : CUDA_R_32F), "the matmul"));
   const cublasOperation_t trans_first = g.first.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t trans_second = g.second.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   PARITY_RETURN_IF_ERROR(check(lt.MatmulDescSetAttribute(made->matmul, CUBLASLT_MATMUL_DESC_TRANSA, &trans_first,
@@ -204,8 +258,9 @@ StatusOr<std::unique_ptr<LtDescriptors>> LtDescriptors::Make(const CublasLt& lt,
                                                            &bias_type, sizeof(bias_type)),
                                  "the bias type"));
   }
-  auto layout = [&](const LtOperand& o, cublasLtMatrixLayout_t* out, std::string_view what) -> Status {
-    PARITY_RETURN_IF_ERROR(check(lt.MatrixLayoutCreate(out, *element, static_cast<uint64_t>(o.rows),
+  auto layout = [&](const LtOperand& o, cudaDataType_t type_of, cublasLtMatrixLayout_t* out,
+                    std::string_view what) -> Status {
+    PARITY_RETURN_IF_ERROR(check(lt.MatrixLayoutCreate(out, type_of, static_cast<uint64_t>(o.rows),
                                                        static_cast<uint64_t>(o.cols), o.ld),
                                  what));
     if (g.batch > 1) {
@@ -220,22 +275,11 @@ StatusOr<std::unique_ptr<LtDescriptors>> LtDescriptors::Make(const CublasLt& lt,
     return Status::Ok();
   };
   if (g.batch > INT32_MAX) return InvalidArgument("a batch of ", g.batch, " matrices (cuBLASLt counts in int32)");
-  PARITY_RETURN_IF_ERROR(layout(g.first, &made->first, "the first operand's layout"));
-  PARITY_RETURN_IF_ERROR(layout(g.second, &made->second, "the second operand's layout"));
-  PARITY_RETURN_IF_ERROR(layout(g.out, &made->out, "the output's layout"));
+  PARITY_RETURN_IF_ERROR(layout(g.first, *element, &made->first, "the first operand's layout"));
+  PARITY_RETURN_IF_ERROR(layout(g.second, *element, &made->second, "the second operand's layout"));
+  PARITY_RETURN_IF_ERROR(layout(g.out, out_element, &made->out, "the output's layout"));
   return made;
 }
-
-namespace {
-
-constexpr size_t kWorkspaceBytes = size_t{32} << 20;
-
-// The process's cuBLASLt handle and workspace, made with the context.
-struct LtDevice {
-  const CublasLt* lt = nullptr;
-  cublasLtHandle_t handle = nullptr;
-  std::shared_ptr<DeviceBuffer> workspace;
-};
 
 StatusOr<const LtDevice*> GetLtDevice(CudaContext& cuda) {
   static const StatusOr<const LtDevice*> made = [&]() -> StatusOr<const LtDevice*> {
@@ -246,19 +290,13 @@ StatusOr<const LtDevice*> GetLtDevice(CudaContext& cuda) {
       delete device;
       return Status(StatusCode::kUnavailable, StrCat("cublasLtCreate: ", lt->StatusText(s)));
     }
-    PARITY_ASSIGN_OR_RETURN(device->workspace, cuda.Allocate(kWorkspaceBytes));
+    PARITY_ASSIGN_OR_RETURN(device->workspace, cuda.Allocate(kLtWorkspaceBytes));
     return static_cast<const LtDevice*>(device);
   }();
   return made;
 }
 
-struct MatMulPlan {
-  MatMulGeometry geometry;
-  std::unique_ptr<LtDescriptors> descriptors;
-  cublasLtMatmulAlgo_t algorithm{};
-};
-
-StatusOr<MatMulPlan> MakePlan(CudaContext& cuda, const MatMulGeometry& geometry, DataType type, Epilogue epilogue) {
+StatusOr<MatMulPlan> MakeLtPlan(CudaContext& cuda, const MatMulGeometry& geometry, DataType type, Epilogue epilogue) {
   PARITY_ASSIGN_OR_RETURN(const LtDevice* device, GetLtDevice(cuda));
   const CublasLt& lt = *device->lt;
   MatMulPlan plan;
@@ -268,7 +306,7 @@ StatusOr<MatMulPlan> MakePlan(CudaContext& cuda, const MatMulGeometry& geometry,
   if (const cublasStatus_t s = lt.MatmulPreferenceCreate(&preference); s != CUBLAS_STATUS_SUCCESS) {
     return Status(StatusCode::kInternal, StrCat("cublasLtMatmulPreferenceCreate: ", lt.StatusText(s)));
   }
-  const uint64_t workspace = kWorkspaceBytes;
+  const uint64_t workspace = kLtWorkspaceBytes;
   lt.MatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
@@ -284,6 +322,8 @@ StatusOr<MatMulPlan> MakePlan(CudaContext& cuda, const MatMulGeometry& geometry,
   plan.algorithm = result.algo;
   return plan;
 }
+
+namespace {
 
 // An operand's batch made full (matmul_geometry.h, expand_*): its elements
 // read along `dims` by broadcasting into a new buffer.
@@ -434,7 +474,7 @@ class LtMatMulNode final : public LoweredNode {
       PARITY_ASSIGN_OR_RETURN(const LtDevice* device, GetLtDevice(*cuda));
       const cublasStatus_t s =
           lt_->Matmul(device->handle, d.matmul, &alpha, b_data, d.first, a_data, d.second, &beta, out->data(), d.out,
-                      out->data(), d.out, &plan.algorithm, device->workspace->data(), kWorkspaceBytes, stream);
+                      out->data(), d.out, &plan.algorithm, device->workspace->data(), kLtWorkspaceBytes, stream);
       if (s != CUBLAS_STATUS_SUCCESS) return ctx.Error("cublasLtMatmul failed: ", lt_->StatusText(s), " for ", g.Text());
     }
     PARITY_ASSIGN_OR_RETURN(Tensor y, cuda->Made(out, type_, g.out_dims));
@@ -460,7 +500,7 @@ class LtMatMulNode final : public LoweredNode {
       plan.geometry = g;  // nothing to multiply: the run fills the output itself
     } else {
       const bool bias = (gemm_ || fused_) && shapes.size() > 2 && beta_ != 0 && BiasEpilogue(shapes[2], g);
-      PARITY_ASSIGN_OR_RETURN(plan, MakePlan(cuda, g, type_, bias ? Epilogue::kBias : Epilogue::kNone));
+      PARITY_ASSIGN_OR_RETURN(plan, MakeLtPlan(cuda, g, type_, bias ? Epilogue::kBias : Epilogue::kNone));
     }
     return &plans_.emplace(shapes, std::move(plan)).first->second;
   }

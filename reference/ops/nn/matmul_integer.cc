@@ -68,7 +68,9 @@ StatusOr<std::vector<double>> Expand(const KernelContext& ctx, const Tensor* par
 
 // Y[batch, i, j] = sum_k (A - zA)[.., i, k] * (B - zB)[.., k, j], exact in double
 // (8-bit and float8 products and their sums are exact well within 2^53), and
-// a callback that sees (flat output index, flat A row start, flat B column start, sum).
+// a callback that sees (flat output index, A's row and B's column counted
+// without K: flat indices into KFree(A) and KFree(B), sum). Without K, a
+// per-row or per-column parameter is read even when K is 0.
 template <typename F>
 Status MatMulShifted(const KernelContext& ctx, const MatMulShape& s, const std::vector<double>& a,
                      const std::vector<double>& b, F&& emit) {
@@ -85,11 +87,19 @@ Status MatMulShifted(const KernelContext& ctx, const MatMulShape& s, const std::
         for (int64_t kk = 0; kk < s.k; ++kk) {
           acc += a[static_cast<size_t>(a_base + i * s.k + kk)] * b[static_cast<size_t>(b_base + kk * s.n + j)];
         }
-        emit(out, a_base + i * s.k, b_base + j, acc);
+        emit(out, a_index(bt) * s.m + i, b_index(bt) * s.n + j, acc);
       }
     }
   }
   return Status::Ok();
+}
+
+// An operand's shape with its K dim 1 (A's last, B's second-to-last; a
+// rank-1 operand is K alone): the shape its scales are read along.
+Shape KFree(Shape operand, bool is_a) {
+  const size_t k_axis = is_a || operand.size() == 1 ? operand.size() - 1 : operand.size() - 2;
+  operand[k_axis] = 1;
+  return operand;
 }
 
 bool IsEightBit(DataType t) { return t == DataType::kInt8 || t == DataType::kUint8; }
@@ -150,8 +160,8 @@ KernelResult QLinearMatMul(const KernelContext& ctx) {
   PARITY_ASSIGN_OR_RETURN(MatMulShape s, ResolveMatMul(ctx, a->shape(), b->shape()));
   PARITY_ASSIGN_OR_RETURN(std::vector<double> av, Shift(ctx, *a, Optional(ctx, 2), true, 1, "a_zero_point"));
   PARITY_ASSIGN_OR_RETURN(std::vector<double> bv, Shift(ctx, *b, Optional(ctx, 5), false, 2, "b_zero_point"));
-  PARITY_ASSIGN_OR_RETURN(std::vector<double> as, Expand(ctx, a_scale, a->shape(), true, 1, "a_scale"));
-  PARITY_ASSIGN_OR_RETURN(std::vector<double> bs, Expand(ctx, b_scale, b->shape(), false, 2, "b_scale"));
+  PARITY_ASSIGN_OR_RETURN(std::vector<double> as, Expand(ctx, a_scale, KFree(a->shape(), true), true, 1, "a_scale"));
+  PARITY_ASSIGN_OR_RETURN(std::vector<double> bs, Expand(ctx, b_scale, KFree(b->shape(), false), false, 2, "b_scale"));
   PARITY_ASSIGN_OR_RETURN(std::vector<double> ys, Expand(ctx, y_scale, s.output, true, 0, "y_scale"));
   PARITY_ASSIGN_OR_RETURN(std::vector<double> yz, Expand(ctx, y_zero, s.output, true, 0, "y_zero_point"));
   PARITY_ASSIGN_OR_RETURN(Tensor y, Allocate(ctx, out_type, s.output));

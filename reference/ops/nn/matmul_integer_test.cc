@@ -68,5 +68,37 @@ TEST(QLinearMatMul, Int8SaturatesAndFloat16Scales) {
   EXPECT_EQ(y.ToDoubles(), (std::vector<double>{127, -128}));
 }
 
+TEST(QLinearMatMul, AnEmptySumIsTheZeroPointWithScalesPerRowAndColumn) {
+  // K = 0: every sum is 0, so every output is y_zero_point; the per-row and
+  // per-column scales are read all the same (once out of bounds of A and B).
+  Tensor y = RunOk(NodeRunner("QLinearMatMul")
+                       .Opset(21)
+                       .Input(Make(DataType::kUint8, {3, 0}, {}))
+                       .Input(Floats({3}, {1, 2, 3}))
+                       .Input(Make(DataType::kUint8, {}, {0}))
+                       .Input(Make(DataType::kUint8, {0, 2}, {}))
+                       .Input(Floats({2}, {0.5, 4}))
+                       .Input(Make(DataType::kUint8, {}, {0}))
+                       .Input(Floats({}, {2}))
+                       .Input(Make(DataType::kUint8, {}, {7})));
+  EXPECT_EQ(y.shape(), (Shape{3, 2}));
+  EXPECT_EQ(y.ToDoubles(), (std::vector<double>(6, 7)));
+}
+
+TEST(QLinearMatMul, PerRowAndPerColumnScalesMultiplyTheirOwnSums) {
+  // Row sums 3 and 7 (B is ones); row scales 1 and 2, column scales 1 and 3.
+  Tensor y = RunOk(NodeRunner("QLinearMatMul")
+                       .Opset(21)
+                       .Input(Make(DataType::kUint8, {2, 2}, {1, 2, 3, 4}))
+                       .Input(Floats({2}, {1, 2}))
+                       .Input(Make(DataType::kUint8, {}, {0}))
+                       .Input(Make(DataType::kUint8, {2, 2}, {1, 1, 1, 1}))
+                       .Input(Floats({2}, {1, 3}))
+                       .Input(Make(DataType::kUint8, {}, {0}))
+                       .Input(Floats({}, {1}))
+                       .Input(Make(DataType::kUint8, {}, {0})));
+  EXPECT_EQ(y.ToDoubles(), (std::vector<double>{3, 9, 14, 42}));
+}
+
 }  // namespace
 }  // namespace parity::ops::nn
