@@ -1,6 +1,7 @@
-// Conv (grouped and depthwise too) and LayerNormalization on cuDNN's graph
-// API (cudnn_graphs.h), in float32, float16 and bfloat16. Both are claimed only where their shapes
-// are static, so that cuDNN's graph is built, checked and planned at
+// Conv (grouped and depthwise too), LayerNormalization and
+// BatchNormalization (inference mode) on cuDNN's graph API
+// (cudnn_graphs.h), in float32, float16 and bfloat16. Each is claimed on
+// cuDNN only where its shapes are static, so that cuDNN's graph is built, checked and planned at
 // session creation (the load-time cost): a problem cuDNN refuses falls
 // back then, with cuDNN's reason, instead of failing a run. With no device
 // (the device-free tests) the graph is validated for sm_90 instead.
@@ -9,6 +10,7 @@
 #include <algorithm>
 
 #include "adapters/cuda/cudnn_graphs.h"
+#include "adapters/cuda/kernels.h"
 #include "adapters/cuda/lowerings.h"
 
 namespace parity::adapters::cuda {
@@ -202,11 +204,79 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerLayerNorm(const NodeView& view) {
   return std::unique_ptr<LoweredNode>(std::move(node));
 }
 
+// BatchNormalization on cuDNN's batch-norm node: the operator's four
+// parameters made into cuDNN's (float32, the variance as its inverse
+// standard deviation, LaunchBatchNormParams), then the plan.
+class BatchNormPlanNode final : public LoweredNode {
+ public:
+  BatchNormPlanNode(std::unique_ptr<CudnnPlan> plan, BatchNormShape shape, Shape x_dims, double epsilon)
+      : plan_(std::move(plan)), shape_(shape), x_dims_(std::move(x_dims)), epsilon_(epsilon) {}
+
+  StatusOr<std::vector<Value>> Run(const KernelContext& ctx) override {
+    PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, NodeContext(ctx));
+    if (!plan_) return ctx.Error("has no cuDNN plan (claimed without a device)");
+    const void* data[5] = {};
+    for (size_t i = 0; i < 5; ++i) {
+      if (!ctx.has_input(i) || !ctx.input(i).is_tensor()) return ctx.Error("input ", i, " is not a tensor");
+      const Tensor& t = ctx.tensor(i);
+      const Shape want = i == 0 ? x_dims_ : Shape{shape_.channels};
+      if (t.dtype() != shape_.type || t.shape() != want) {
+        return ctx.Error("input ", i, " is ", t.Description(), ", its plan was made for ", DataTypeName(shape_.type),
+                         ShapeToString(want));
+      }
+      PARITY_ASSIGN_OR_RETURN(data[i], cuda->DeviceData(t));
+    }
+    const size_t channels = static_cast<size_t>(shape_.channels);
+    PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> params, cuda->Allocate(4 * channels * sizeof(float)));
+    auto* p = static_cast<float*>(params->data());
+    PARITY_RETURN_IF_ERROR(Launched(ctx,
+                                    LaunchBatchNormParams(*KernelType(shape_.type), data + 1, shape_.channels,
+                                                          epsilon_, p, cuda->stream()),
+                                    "cuDNN's batch-norm parameters"));
+    const Tensor& x = ctx.tensor(0);
+    PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> out, cuda->Allocate(x.byte_size()));
+    PARITY_RETURN_IF_ERROR(
+        plan_->Run({data[0], p, p + channels, p + 2 * channels, p + 3 * channels, out->data()})
+            .WithContext(graph::DescribeNode(ctx.node())));
+    PARITY_ASSIGN_OR_RETURN(Tensor y, cuda->Made(out, shape_.type, x_dims_));
+    return std::vector<Value>{Value::FromTensor(std::move(y))};
+  }
+
+ private:
+  std::unique_ptr<CudnnPlan> plan_;
+  BatchNormShape shape_;
+  Shape x_dims_;
+  double epsilon_;
+};
+
+// On cuDNN where the shapes are static and cuDNN takes them; else on the
+// own kernel (LowerBatchNormKernel), whose checks come first.
+StatusOr<std::unique_ptr<LoweredNode>> LowerBatchNorm(const NodeView& view) {
+  PARITY_ASSIGN_OR_RETURN(std::unique_ptr<LoweredNode> own, LowerBatchNormKernel(view));
+  const std::vector<int64_t>* x = view.input_dims(0);
+  if (!x || x->size() < 2) return own;
+  BatchNormShape shape;
+  shape.type = *view.input_type(0);
+  shape.n = (*x)[0], shape.channels = (*x)[1], shape.inner = 1;
+  for (size_t d = 2; d < x->size(); ++d) shape.inner *= (*x)[d];
+  if (shape.n * shape.channels * shape.inner == 0) return own;
+  for (int i = 1; i <= 4; ++i) {
+    const std::vector<int64_t>* dims = view.input_dims(i);
+    if (!dims || *dims != std::vector<int64_t>{shape.channels}) return own;
+  }
+  StatusOr<std::unique_ptr<CudnnPlan>> plan = PlanOrValidate(shape, MakeBatchNormPlan, ValidateBatchNorm);
+  if (!plan.ok() && plan.status().code() == StatusCode::kUnimplemented) return own;  // cuDNN refused it
+  if (!plan.ok()) return plan.status();
+  return std::unique_ptr<LoweredNode>(std::make_unique<BatchNormPlanNode>(
+      std::move(*plan), shape, *x, static_cast<double>(view.GetFloat("epsilon", 1e-5f))));
+}
+
 }  // namespace
 
 void AddCudnnLowerings(Lowering& lowering) {
   lowering.Add("Conv", LowerConv);
   lowering.Add("LayerNormalization", LowerLayerNorm);
+  lowering.Add("BatchNormalization", LowerBatchNorm);
 }
 
 }  // namespace parity::adapters::cuda

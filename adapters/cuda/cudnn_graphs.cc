@@ -183,6 +183,26 @@ StatusOr<Graph> BuildLayerNorm(const LayerNormShape& s, int sm_version) {
   return Validated(std::move(made));
 }
 
+StatusOr<Graph> BuildBatchNorm(const BatchNormShape& s, int sm_version) {
+  PARITY_RETURN_IF_ERROR(OpenCudnn());
+  Graph made = NewGraph(s.type, sm_version);
+  const std::vector<int64_t> dims = {s.n, s.channels, s.inner, 1}, per_channel = {1, s.channels, 1, 1};
+  auto x = Input(made, "X", dims);
+  auto parameter = [&](const char* name) {
+    auto t = Input(made, name, per_channel);
+    t->set_data_type(fe::DataType_t::FLOAT);
+    return t;
+  };
+  auto scale = parameter("scale");
+  auto bias = parameter("bias");
+  auto mean = parameter("mean");
+  auto inv_variance = parameter("inv_variance");
+  auto y = made.graph->batchnorm_inference(x, mean, inv_variance, scale, bias,
+                                           fe::graph::Batchnorm_inference_attributes().set_name("batchnorm"));
+  Output(made, y, dims, RowMajor(dims));
+  return Validated(std::move(made));
+}
+
 // The process's cuDNN handle, on the context's stream.
 StatusOr<cudnnHandle_t> Handle(CudaContext& cuda) {
   static const StatusOr<cudnnHandle_t> made = [&]() -> StatusOr<cudnnHandle_t> {
@@ -358,6 +378,10 @@ std::string LayerNormShape::Key() const {
   return StrCat(static_cast<int>(type), ":", rows, ",", cols, ":", bias, ":", epsilon);
 }
 
+std::string BatchNormShape::Key() const {
+  return StrCat(static_cast<int>(type), ":", n, ",", channels, ",", inner);
+}
+
 Status ValidateSdpa(const SdpaShape& shape, int sm_version) {
   return Guard([&]() -> Status { return BuildSdpa(shape, sm_version).status(); });
 }
@@ -368,6 +392,10 @@ Status ValidateLayerNorm(const LayerNormShape& shape, int sm_version) {
   return Guard([&]() -> Status { return BuildLayerNorm(shape, sm_version).status(); });
 }
 
+Status ValidateBatchNorm(const BatchNormShape& shape, int sm_version) {
+  return Guard([&]() -> Status { return BuildBatchNorm(shape, sm_version).status(); });
+}
+
 StatusOr<std::unique_ptr<CudnnPlan>> MakeSdpaPlan(const SdpaShape& shape, CudaContext& cuda) {
   return Guard([&] { return MakePlan(BuildSdpa(shape, 0), cuda, shape.type); });
 }
@@ -376,6 +404,10 @@ StatusOr<std::unique_ptr<CudnnPlan>> MakeConvPlan(const ConvShape& shape, CudaCo
 }
 StatusOr<std::unique_ptr<CudnnPlan>> MakeLayerNormPlan(const LayerNormShape& shape, CudaContext& cuda) {
   return Guard([&] { return MakePlan(BuildLayerNorm(shape, 0), cuda, shape.type); });
+}
+
+StatusOr<std::unique_ptr<CudnnPlan>> MakeBatchNormPlan(const BatchNormShape& shape, CudaContext& cuda) {
+  return Guard([&] { return MakePlan(BuildBatchNorm(shape, 0), cuda, shape.type); });
 }
 
 std::string CudnnVersionText() {

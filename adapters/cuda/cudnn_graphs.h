@@ -1,6 +1,6 @@
 // The CUDA adapter's graphs on cuDNN's graph API, through the cuDNN
 // frontend (cuDNN opened at run time): fused scaled-dot-product attention,
-// convolution with its bias, and layer normalization.
+// convolution with its bias, layer normalization and batch normalization.
 //
 // Each graph is built and validated for a compute capability with no
 // device (the device-free tests do it for sm_90); its plan is built against
@@ -72,17 +72,30 @@ struct LayerNormShape {
   std::string Key() const;
 };
 
+// --- BatchNormalization in inference mode over X [n, channels, inner] (the
+// spatial dims flattened), with float32 parameters [channels] each: scale,
+// bias, mean and inv_variance = 1 / sqrt(var + epsilon) (cuDNN's node takes
+// the inverse standard deviation; LaunchBatchNormParams makes the four).
+// Tensors: X, scale, bias, mean, inv_variance, Y.
+struct BatchNormShape {
+  DataType type = DataType::kFloat;
+  int64_t n = 0, channels = 0, inner = 0;
+  std::string Key() const;
+};
+
 // Builds the graph and validates it for `sm_version` (90 for sm_90) with
 // no device: kUnimplemented naming what cuDNN refuses; kUnavailable when
 // cuDNN cannot be opened.
 Status ValidateSdpa(const SdpaShape& shape, int sm_version);
 Status ValidateConv(const ConvShape& shape, int sm_version);
 Status ValidateLayerNorm(const LayerNormShape& shape, int sm_version);
+Status ValidateBatchNorm(const BatchNormShape& shape, int sm_version);
 
 // The plan on the device; kUnimplemented when cuDNN refuses the problem.
 StatusOr<std::unique_ptr<CudnnPlan>> MakeSdpaPlan(const SdpaShape& shape, CudaContext& cuda);
 StatusOr<std::unique_ptr<CudnnPlan>> MakeConvPlan(const ConvShape& shape, CudaContext& cuda);
 StatusOr<std::unique_ptr<CudnnPlan>> MakeLayerNormPlan(const LayerNormShape& shape, CudaContext& cuda);
+StatusOr<std::unique_ptr<CudnnPlan>> MakeBatchNormPlan(const BatchNormShape& shape, CudaContext& cuda);
 
 // cuDNN's version ("cuDNN 9.19.0"), or why it could not be opened.
 std::string CudnnVersionText();

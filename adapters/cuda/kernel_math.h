@@ -331,6 +331,13 @@ PARITY_HD inline double BatchNormValue(double x, double scale, double bias, doub
   return scale * (x - mean) / sqrt(var + epsilon) + bias;
 }
 
+// cuDNN's batch-norm node takes the inverse standard deviation: 1 / sqrt(var
+// + epsilon) in double, which the parameters' kernel rounds once to float32.
+PARITY_HD inline double InverseStdDev(double var, double epsilon) {
+  using std::sqrt;
+  return 1.0 / sqrt(var + epsilon);
+}
+
 // --- 8-bit matrix products (cuBLASLt's int32 sums, finished here) -----------
 //
 // cuBLASLt multiplies signed bytes. An operand is packed first: a uint8

@@ -204,6 +204,17 @@ __global__ void FinishInt8Kernel(Int8Finish f, const int32_t* raw, const int64_t
   }
 }
 
+template <typename T>
+__global__ void BatchNormParamsKernel(const T* scale, const T* bias, const T* mean, const T* var, int64_t channels,
+                                      double epsilon, float* out) {
+  PARITY_GRID_LOOP(c, channels) {
+    out[c] = static_cast<float>(Load(scale, c));
+    out[channels + c] = static_cast<float>(Load(bias, c));
+    out[2 * channels + c] = static_cast<float>(Load(mean, c));
+    out[3 * channels + c] = static_cast<float>(InverseStdDev(static_cast<double>(Load(var, c)), epsilon));
+  }
+}
+
 cudaStream_t AsStream(Stream s) { return static_cast<cudaStream_t>(s); }
 
 int Done() { return static_cast<int>(cudaGetLastError()); }
@@ -393,6 +404,17 @@ int LaunchFinishInt8(const Int8Finish& finish, const int32_t* raw, const int64_t
     default: return static_cast<int>(cudaErrorInvalidValue);
   }
   return Done();
+}
+
+int LaunchBatchNormParams(KType type, const void* const params[4], int64_t channels, double epsilon, float* out,
+                          Stream stream) {
+  if (channels == 0) return 0;
+  return ForType(type, [&](auto* t) {
+    using T = std::remove_pointer_t<decltype(t)>;
+    BatchNormParamsKernel<T><<<Blocks(channels), kThreads, 0, AsStream(stream)>>>(
+        static_cast<const T*>(params[0]), static_cast<const T*>(params[1]), static_cast<const T*>(params[2]),
+        static_cast<const T*>(params[3]), channels, epsilon, out);
+  });
 }
 
 }  // namespace parity::adapters::cuda

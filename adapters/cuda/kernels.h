@@ -84,6 +84,12 @@ int LaunchWhere(int element_bytes, const void* cond, const StridedView& c_view, 
 int LaunchBatchNorm(KType type, const void* x, const void* const params[4], int64_t channels, int64_t inner, void* y,
                     int64_t n, double epsilon, Stream stream);
 
+// cuDNN's batch-norm parameters from the operator's (params as above):
+// out holds 4 * channels float32 values, scale, bias, mean, then
+// InverseStdDev(var, epsilon), each rounded once.
+int LaunchBatchNormParams(KType type, const void* const params[4], int64_t channels, double epsilon, float* out,
+                          Stream stream);
+
 // 8-bit operands packed for cuBLASLt: `matrices` int8 matrices into dst,
 // laid out as `pack` says (kernel_math.h, PackSource).
 int LaunchPackInt8(const Int8Pack& pack, int64_t matrices, const void* src, void* dst, Stream stream);

@@ -677,7 +677,9 @@ class BatchNormNode final : public KernelNode {
   float epsilon_;
 };
 
-StatusOr<std::unique_ptr<LoweredNode>> LowerBatchNorm(const NodeView& view) {
+}  // namespace
+
+StatusOr<std::unique_ptr<LoweredNode>> LowerBatchNormKernel(const NodeView& view) {
   if (view.opset() < 9) return NotLowered("opset ", view.opset(), " (is_test and spatial)");
   PARITY_ASSIGN_OR_RETURN(KType type, RequireKernelType(view, 0));
   for (int i = 1; i <= 4; ++i) {
@@ -689,6 +691,8 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerBatchNorm(const NodeView& view) {
   }
   return std::unique_ptr<LoweredNode>(std::make_unique<BatchNormNode>(type, view.GetFloat("epsilon", 1e-5f)));
 }
+
+namespace {
 
 // --- RotaryEmbedding --------------------------------------------------------
 
@@ -908,7 +912,6 @@ void AddKernelLowerings(Lowering& lowering) {
   lowering.Add("Cast", LowerCast);
   lowering.Add("Where", LowerWhere);
   lowering.Add("RMSNormalization", LowerRmsNorm);
-  lowering.Add("BatchNormalization", LowerBatchNorm);
   lowering.Add("RotaryEmbedding", LowerRotary);
   lowering.Add("TensorScatter", LowerTensorScatter);
   AddViewLowerings(lowering);

@@ -265,7 +265,7 @@ TEST(CudaSdpaTest, TheFrontendValidatesTheBenchmarkProblemsForSm90WithoutADevice
   EXPECT_FALSE(ungrouped.ok());
 }
 
-TEST(CudaCudnnTest, TheFrontendValidatesConvolutionsAndLayerNormsForSm90WithoutADevice) {
+TEST(CudaCudnnTest, TheFrontendValidatesConvolutionsAndNormalizationsForSm90WithoutADevice) {
   if (CudnnVersionText().find("could not be opened") != std::string::npos) GTEST_SKIP() << CudnnVersionText();
   for (DataType type : {DataType::kFloat, DataType::kFloat16, DataType::kBfloat16}) {
     ConvShape conv;
@@ -302,6 +302,10 @@ TEST(CudaCudnnTest, TheFrontendValidatesConvolutionsAndLayerNormsForSm90WithoutA
     norm.type = type, norm.rows = 197, norm.cols = 768, norm.bias = true, norm.epsilon = 1e-6f;
     Status layer = ValidateLayerNorm(norm, 90);
     EXPECT_TRUE(layer.ok()) << DataTypeName(type) << ": " << layer.ToString();
+    for (BatchNormShape batch : {BatchNormShape{type, 2, 64, 56 * 56}, BatchNormShape{type, 4, 32, 1}}) {
+      Status batched = ValidateBatchNorm(batch, 90);
+      EXPECT_TRUE(batched.ok()) << DataTypeName(type) << " " << batch.Key() << ": " << batched.ToString();
+    }
   }
   ConvShape flat;
   flat.type = DataType::kFloat, flat.x = {1, 3}, flat.w = {4, 3};

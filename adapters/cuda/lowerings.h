@@ -14,7 +14,11 @@ void AddKernelLowerings(Lowering& lowering);  // lowering.cc: the adapter's own 
 void AddQuantizedLowerings(Lowering& lowering);  // quantized.cc: the 8-bit products on cuBLASLt's int8 kernels
 void AddMatMulLowerings(Lowering& lowering);  // matmul.cc: MatMul and Gemm on cuBLASLt
 void AddAttentionLowerings(Lowering& lowering);  // attention.cc: Attention on cuDNN's SDPA or the own kernel
-void AddCudnnLowerings(Lowering& lowering);  // conv_norm.cc: Conv and LayerNormalization on cuDNN's graph API
+void AddCudnnLowerings(Lowering& lowering);  // conv_norm.cc: Conv and the normalizations on cuDNN's graph API
+
+// BatchNormalization in inference mode on the own kernel (lowering.cc):
+// where cuDNN's graph is not made for it (conv_norm.cc).
+StatusOr<std::unique_ptr<LoweredNode>> LowerBatchNormKernel(const NodeView& view);
 
 // Every family's entries; built on first use.
 const Lowering& CudaLowering();
