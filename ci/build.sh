@@ -9,8 +9,14 @@ shift || true
 jobs=${PARITY_JOBS:-$(nproc)}
 mkdir -p "$build"
 # Release (no debug info) compiles fastest on CI's two cores; a later
-# -DCMAKE_BUILD_TYPE among the extra arguments wins.
-cmake -S "$root" -B "$build" -G Ninja -DPARITY_WERROR=ON -DCMAKE_BUILD_TYPE="${PARITY_BUILD_TYPE:-Release}" "$@" > "$build/configure.log" 2>&1 || {
+# -DCMAKE_BUILD_TYPE among the extra arguments wins. A unity build (eight
+# sources a unit) parses the shared headers and instantiates the shared
+# templates once a unit instead of once a source: it compiles in well under
+# half the CPU time (sources that must stand alone say so in CMakeLists.txt).
+# PARITY_UNITY=0 builds source by source.
+cmake -S "$root" -B "$build" -G Ninja -DPARITY_WERROR=ON -DCMAKE_BUILD_TYPE="${PARITY_BUILD_TYPE:-Release}" \
+  -DCMAKE_UNITY_BUILD="$([ "${PARITY_UNITY:-1}" = 1 ] && echo ON || echo OFF)" -DCMAKE_UNITY_BUILD_BATCH_SIZE=8 \
+  "$@" > "$build/configure.log" 2>&1 || {
   cat "$build/configure.log"
   exit 1
 }

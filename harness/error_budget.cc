@@ -60,7 +60,7 @@ Tolerance SourceTolerance(const CaseInfo& info, const TolerancePolicy& policy, c
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kInfiniteError = std::numeric_limits<double>::infinity();
 
 nlohmann::json Number(double v) {
   if (std::isfinite(v)) return v;
@@ -158,7 +158,7 @@ OutputComparison CompareWithBudget(const Value& expected, const Value& actual, c
     conventional_error = std::max(conventional_error, std::fabs(cv - dv));
     largest = std::max(largest, std::fabs(dv));
     const double av = a.GetDouble(i);
-    error_vs_double = std::max(error_vs_double, std::isfinite(av) ? std::fabs(av - dv) : kInf);
+    error_vs_double = std::max(error_vs_double, std::isfinite(av) ? std::fabs(av - dv) : kInfiniteError);
   }
   const ElementBudget budget{&d, rule.factor * conventional_error};
   OutputComparison judged = CompareValues(expected, actual, tol, &budget);

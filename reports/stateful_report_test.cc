@@ -29,7 +29,8 @@ json Line(const std::string& name, const std::string& adapter, const std::string
   return j;
 }
 
-RunData MakeRun(const std::string& adapter, const std::vector<json>& lines, const json& summary = json::object()) {
+RunData MakeStatefulRun(const std::string& adapter, const std::vector<json>& lines,
+                        const json& summary = json::object()) {
   RunData run;
   run.dir = "runs/" + adapter;
   run.adapter = adapter;
@@ -46,19 +47,19 @@ RunData MakeRun(const std::string& adapter, const std::vector<json>& lines, cons
 
 // Run A copies its cache each step and grows by 1 MiB a step; run B updates
 // in place and stays at 10 MiB.
-std::vector<RunData> TwoRuns() {
+std::vector<RunData> TwoStatefulRuns() {
   const json a_steps = {Step(0, 2, 10240), Step(1, 4, 11264), Step(2, 3, 12288)};
   const json b_steps = {Step(0, 1, 10240), Step(1, 1.5, 10240), Step(2, 2, 10240)};
   const std::vector<json> a_lines = {Line("test_kv", "reference", "PASS", a_steps),
                                      Line("test_abs", "reference", "PASS", nullptr),
                                      Line("test_kv_no_memory", "reference", "FAIL", json::array({Step(0, 5, nullptr)}))};
-  return {MakeRun("reference", a_lines, {{"adapter", {{"name", "reference"}, {"honours_aliasing", false}}}}),
-          MakeRun("reference_inplace", {Line("test_kv", "reference_inplace", "PASS", b_steps)},
-                  {{"adapter", {{"name", "reference_inplace"}, {"honours_aliasing", true}}}})};
+  return {MakeStatefulRun("reference", a_lines, {{"adapter", {{"name", "reference"}, {"honours_aliasing", false}}}}),
+          MakeStatefulRun("reference_inplace", {Line("test_kv", "reference_inplace", "PASS", b_steps)},
+                          {{"adapter", {{"name", "reference_inplace"}, {"honours_aliasing", true}}}})};
 }
 
 TEST(StatefulReportTest, TablesHoldMediansPeaksGrowthAndSavings) {
-  const StatefulTables t = BuildStatefulTables(TwoRuns());
+  const StatefulTables t = BuildStatefulTables(TwoStatefulRuns());
   ASSERT_EQ(t.per_case.size(), 3u);  // test_abs is not stateful
   // Medians 3 and 1.5 ms; A's peak goes 10 -> 12 MiB, B's stays at 10.
   EXPECT_EQ(t.per_case[0], (std::vector<std::string>{"aliasing", "test_kv", "reference@cpu", "PASS", "3", "every",
@@ -87,7 +88,7 @@ TEST(StatefulReportTest, DeviceMemoryAndCopiesBackComeFromEachStepsRunCost) {
   steps[0]["cost"] = cost(64 << 20, 3 << 20);  // the first step brings its logits and more
   steps[1]["cost"] = cost(64 << 20, 1024);
   steps[2]["cost"] = cost(64 << 20, 1024);
-  const StatefulTables t = BuildStatefulTables({MakeRun("cuda", {Line("test_kv", "cuda", "PASS", steps)})});
+  const StatefulTables t = BuildStatefulTables({MakeStatefulRun("cuda", {Line("test_kv", "cuda", "PASS", steps)})});
   ASSERT_EQ(t.per_case.size(), 1u);
   EXPECT_EQ(t.per_case[0][10], "64.0 MiB / 64.0 MiB");
   EXPECT_EQ(t.per_case[0][11], "1.0 KiB");  // the median
@@ -96,7 +97,7 @@ TEST(StatefulReportTest, DeviceMemoryAndCopiesBackComeFromEachStepsRunCost) {
 }
 
 TEST(StatefulReportTest, MarkdownAndHtmlShowTheSection) {
-  const std::vector<RunData> runs = TwoRuns();
+  const std::vector<RunData> runs = TwoStatefulRuns();
   const std::string md = RenderMarkdown(runs, "t");
   EXPECT_NE(md.find("## Stateful cases"), std::string::npos) << md;
   EXPECT_NE(md.find("| aliasing | test_kv | reference_inplace@cpu | PASS | 3 | every | 1.50 | 10.0 MiB | 10.0 MiB | "
@@ -117,7 +118,7 @@ TEST(StatefulReportTest, MarkdownAndHtmlShowTheSection) {
 }
 
 TEST(StatefulReportTest, RunsWithoutStatefulCasesHaveNoSection) {
-  const std::vector<RunData> runs = {MakeRun("reference", {Line("test_abs", "reference", "PASS", nullptr)})};
+  const std::vector<RunData> runs = {MakeStatefulRun("reference", {Line("test_abs", "reference", "PASS", nullptr)})};
   EXPECT_TRUE(BuildStatefulTables(runs).per_case.empty());
   EXPECT_EQ(RenderMarkdown(runs, "t").find("Stateful"), std::string::npos);
   EXPECT_EQ(RenderHtml(runs, "t").find("Stateful"), std::string::npos);

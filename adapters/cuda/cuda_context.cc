@@ -86,6 +86,12 @@ CudaContext::CudaContext()
                     cudaMemcpy(host.mutable_raw_bytes(), device.data(), host.byte_size(), cudaMemcpyDeviceToHost);
                 return e == cudaSuccess ? Status::Ok() : Error(e, StrCat("downloading ", host.Description()));
               },
+          .copy =
+              [this](const DeviceBuffer& from, DeviceBuffer& to, size_t bytes) {
+                const cudaError_t e = cudaMemcpyAsync(to.data(), from.data(), bytes, cudaMemcpyDeviceToDevice,
+                                                      static_cast<cudaStream_t>(stream_));
+                return e == cudaSuccess ? Status::Ok() : Error(e, "copying a whole-region alias's result");
+              },
       }) {}
 
 StatusOr<const void*> CudaContext::DeviceData(const Tensor& host) {
@@ -113,6 +119,11 @@ StatusOr<Tensor> CudaContext::Made(std::shared_ptr<DeviceBuffer> device, DataTyp
 Status CudaContext::Bring(const Tensor& host) {
   std::lock_guard<std::mutex> lock(mutex_);
   return residency_.Bring(host);
+}
+
+StatusOr<bool> CudaContext::CopyInto(const Tensor& from, const Tensor& into) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return residency_.CopyInto(from, into);
 }
 
 bool CudaContext::Forget(const Tensor& host) {

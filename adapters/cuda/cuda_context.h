@@ -11,10 +11,10 @@
 // session returns, a state read back (Bring, through
 // NodeKernels::host_reads). A bound key/value cache written in place on
 // the device (DeviceWrote, aliasing region "scatter") or made anew there
-// (functional) therefore never comes back between steps. A whole-region
-// alias is the exception: the evaluator copies the writer's result into
-// the bound buffer on the host, so that result comes back and the buffer
-// is uploaded again at its next read. A device copy is
+// (functional) therefore never comes back between steps, nor does one
+// that a whole-region alias fills from a result on the device: that
+// result is copied into the buffer's device copy there (CopyInto, through
+// NodeKernels::copy_into). A device copy is
 // dropped when no tensor but the ledger's own holds its host buffer, or
 // when the evaluator writes that buffer on the host (Forget).
 //
@@ -115,6 +115,10 @@ class CudaContext {
   // copy failed halfway. False when the device copy held the only current
   // value.
   bool Forget(const Tensor& host);
+  // A whole-region alias's result into the aliased buffer, on the device,
+  // when the result is there (Residency::CopyInto); false leaves it to the
+  // host.
+  StatusOr<bool> CopyInto(const Tensor& from, const Tensor& into);
   // Whether the host buffer of `host` holds its current value.
   bool HostCurrent(const Tensor& host) const;
   // A write into `host`'s device copy failed while the device held the only

@@ -936,6 +936,12 @@ const Lowering& CudaLowering() {
       StatusOr<CudaContext*> cuda = CudaContext::Get();
       return cuda.ok() ? (*cuda)->Bring(tensor) : Status::Ok();
     };
+    // A whole-region alias's result that is on the device goes into the
+    // bound buffer's device copy there.
+    table->copy_into = [](const Tensor& from, const Tensor& into) -> StatusOr<bool> {
+      StatusOr<CudaContext*> cuda = CudaContext::Get();
+      return cuda.ok() ? (*cuda)->CopyInto(from, into) : StatusOr<bool>(false);
+    };
     return table;
   }();
   return *lowering;

@@ -213,7 +213,7 @@ TEST(CudaInt8Test, CublasLtMakesTheInt8DescriptorsWithoutADevice) {
   EXPECT_NE(biased.status().message().find("epilogue"), std::string::npos) << biased.status().ToString();
 }
 
-LoadedModel Parse(const char* text) {
+LoadedModel ParseQuantized(const char* text) {
   StatusOr<onnx::ModelProto> proto = ParseModelText(text);
   EXPECT_TRUE(proto.ok()) << proto.status().ToString();
   return LoadedModel{std::make_shared<onnx::ModelProto>(*proto), "test model", ""};
@@ -221,7 +221,7 @@ LoadedModel Parse(const char* text) {
 
 TEST(CudaInt8Test, TheLoweringClaimsTheIntegerProductsAndQdqRegionsAndSaysWhyNotOtherwise) {
   if (!LoadCublasLt().ok()) GTEST_SKIP() << LoadCublasLt().status().ToString();
-  StatusOr<Partition> partition = PartitionModel(Parse(R"(
+  StatusOr<Partition> partition = PartitionModel(ParseQuantized(R"(
     <ir_version: 10, opset_import: ["" : 21]>
     g (int8[2, 8] a, uint8[8, 4] b, int8 az, uint8[4] bz, uint8 yz, float s, float[4] bs, int8[2] rows,
        float8e4m3fn[2, 8] f8, float8e4m3fn[8, 4] f8b, float8e4m3fn f8z, uint8[8, 4] blocked, float[2, 4] bls)

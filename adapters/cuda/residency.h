@@ -36,6 +36,7 @@ class Residency {
     std::function<StatusOr<std::shared_ptr<Buffer>>(size_t bytes)> allocate;
     std::function<Status(const Tensor& host, Buffer& device)> upload;
     std::function<Status(const Buffer& device, Tensor& host)> download;
+    std::function<Status(const Buffer& from, Buffer& to, size_t bytes)> copy;  // device to device
   };
 
   explicit Residency(Device device) : device_(std::move(device)) {}
@@ -87,6 +88,41 @@ class Residency {
     ++transfers_.downloads;
     transfers_.download_bytes += kept->host.byte_size();
     return Status::Ok();
+  }
+
+  // A whole-region alias's result `from` into the aliased buffer `into`
+  // (NodeKernels::copy_into): when `from` has a device copy, it is copied
+  // there into `into`'s, which holds the value from then on (made now if
+  // there is none, without an upload: every byte is written). False when
+  // `from` has no device copy: the host copies.
+  StatusOr<bool> CopyInto(const Tensor& from, const Tensor& into) {
+    DropUnheld();
+    const Entry* source = Find(from);
+    if (!source) return false;
+    PARITY_RETURN_IF_ERROR(Usable(*source));
+    const std::shared_ptr<Buffer> source_device = source->device;
+    Entry* target = Find(into);
+    if (!target) {
+      PARITY_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> device, device_.allocate(into.byte_size()));
+      entries_.push_back({into, std::move(device), true});
+      target = &entries_.back();
+    }
+    if (into.byte_size() > 0) {
+      Status copied = device_.copy(*source_device, *target->device, into.byte_size());
+      if (!copied.ok()) {
+        // What the device copy holds now is unknown: it goes, or, where it
+        // held the only current value, the buffer is lost.
+        if (target->host_current) {
+          Forget(into);
+        } else {
+          target->lost = true;
+        }
+        return copied;
+      }
+    }
+    target->host_current = false;
+    target->lost = false;
+    return true;
   }
 
   // The host wrote `host`'s buffer (NodeKernels::host_wrote), or a write

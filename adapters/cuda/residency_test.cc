@@ -25,7 +25,7 @@ class FakeBuffer {
 
 struct FakeDevice {
   int allocations = 0;
-  bool fail_downloads = false;
+  bool fail_downloads = false, fail_copies = false;
   Residency<FakeBuffer> ledger{Residency<FakeBuffer>::Device{
       .allocate = [this](size_t bytes) -> StatusOr<std::shared_ptr<FakeBuffer>> {
         ++allocations;
@@ -39,6 +39,11 @@ struct FakeDevice {
       .download = [this](const FakeBuffer& device, Tensor& host) -> Status {
         if (fail_downloads) return Status(StatusCode::kInternal, "the copy failed");
         std::memcpy(host.mutable_raw_bytes(), device.data(), host.byte_size());
+        return Status::Ok();
+      },
+      .copy = [this](const FakeBuffer& from, FakeBuffer& to, size_t bytes) -> Status {
+        if (fail_copies) return Status(StatusCode::kInternal, "the copy failed");
+        std::memcpy(to.data(), from.data(), bytes);
         return Status::Ok();
       },
   }};
@@ -173,6 +178,54 @@ TEST(ResidencyTest, AResultLargerThanItsBufferIsRefused) {
   StatusOr<Tensor> made = device.ledger.Made(std::make_shared<FakeBuffer>(4), DataType::kFloat, {2});
   ASSERT_FALSE(made.ok());
   EXPECT_NE(made.status().message().find("larger than its device buffer of 4 bytes"), std::string::npos);
+}
+
+TEST(ResidencyTest, AWholeAliasResultOnTheDeviceFillsTheBuffersCopyThere) {
+  FakeDevice device;
+  Tensor state = Floats({1, 1, 1});
+  StatusOr<Tensor> result = device.ledger.Made(Written(Floats({4, 5, 6})), DataType::kFloat, {3});
+  ASSERT_TRUE(result.ok());
+  // The state has no device copy yet: one is made, not uploaded.
+  StatusOr<bool> copied = device.ledger.CopyInto(*result, state);
+  ASSERT_TRUE(copied.ok()) << copied.status().ToString();
+  EXPECT_TRUE(*copied);
+  EXPECT_EQ(device.ledger.transfers().uploads, 0u);
+  EXPECT_EQ(device.ledger.transfers().downloads, 0u);
+  EXPECT_FALSE(device.ledger.HostCurrent(state));
+  EXPECT_EQ(state.GetDouble(0), 1);  // the host is behind until read
+  // The next step reads the state where it lies, and fills it again there.
+  StatusOr<FakeBuffer*> read = device.ledger.DeviceCopy(state);
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(reinterpret_cast<const float*>((*read)->data())[2], 6);
+  StatusOr<Tensor> next = device.ledger.Made(Written(Floats({7, 8, 9})), DataType::kFloat, {3});
+  ASSERT_TRUE(device.ledger.CopyInto(*next, state).ok());
+  EXPECT_EQ(device.allocations, 1);  // the state's one copy (the results came in buffers of their own)
+  ASSERT_TRUE(device.ledger.Bring(state).ok());
+  EXPECT_EQ(state.ToDoubles(), (std::vector<double>{7, 8, 9}));
+  EXPECT_EQ(device.ledger.transfers().downloads, 1u);
+  // A result the host made is not on the device: the host copies it.
+  StatusOr<bool> host_made = device.ledger.CopyInto(Floats({0, 0, 0}), state);
+  ASSERT_TRUE(host_made.ok());
+  EXPECT_FALSE(*host_made);
+}
+
+TEST(ResidencyTest, AFailedWholeAliasCopyLosesOnlyAValueTheDeviceAloneHeld) {
+  FakeDevice device;
+  Tensor state = Floats({1, 2});
+  ASSERT_TRUE(device.ledger.DeviceCopy(state).ok());  // the host holds it too
+  StatusOr<Tensor> result = device.ledger.Made(Written(Floats({3, 4})), DataType::kFloat, {2});
+  ASSERT_TRUE(result.ok());
+  device.fail_copies = true;
+  EXPECT_FALSE(device.ledger.CopyInto(*result, state).ok());
+  EXPECT_FALSE(device.ledger.Resident(state));  // dropped: the host's bytes are the value
+  device.fail_copies = false;
+  ASSERT_TRUE(device.ledger.CopyInto(*result, state).ok());
+  device.fail_copies = true;
+  StatusOr<Tensor> again = device.ledger.Made(Written(Floats({5, 6})), DataType::kFloat, {2});
+  EXPECT_FALSE(device.ledger.CopyInto(*again, state).ok());
+  const Status lost = device.ledger.Bring(state);  // the device held the only current value
+  ASSERT_FALSE(lost.ok());
+  EXPECT_NE(lost.message().find("was lost"), std::string::npos) << lost.ToString();
 }
 
 }  // namespace

@@ -229,6 +229,9 @@ class Lowering {
   // backend whose kernels leave their results on its device until the host
   // needs them sets it. PartitionModel passes it on.
   std::function<Status(const Tensor&)> host_reads;
+  // Asked to copy a whole-region alias's result into the aliased buffer on
+  // the device (NodeKernels::copy_into). PartitionModel passes it on.
+  std::function<StatusOr<bool>(const Tensor& from, const Tensor& into)> copy_into;
 
   // "domain:op_type" of every entry, sorted, "ai.onnx" for the empty domain.
   std::vector<std::string> Operators() const {

@@ -97,6 +97,7 @@ StatusOr<Partition> PartitionModel(const LoadedModel& model, const Lowering& low
   Partition partition;
   partition.kernels.host_wrote = lowering.host_wrote;
   partition.kernels.host_reads = lowering.host_reads;
+  partition.kernels.copy_into = lowering.copy_into;
   partition.nodes.resize(static_cast<size_t>(graph.node_size()));
   std::vector<bool> taken(static_cast<size_t>(graph.node_size()), false);
   // Single lowered nodes by position, and the regions (kept until the

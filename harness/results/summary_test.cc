@@ -14,7 +14,7 @@ namespace {
 
 using nlohmann::json;
 
-CaseResult VariantResult(double cold, double warm, double stripped_cold, double stripped_warm) {
+CaseResult SummaryVariantResult(double cold, double warm, double stripped_cold, double stripped_warm) {
   CaseResult r;
   r.name = "test_variant";
   r.suite = "variants";
@@ -98,7 +98,7 @@ TEST(SummaryPlacement, NoKnownFlopsIsNoShareAndNoPlacementIsNoField) {
 
 TEST(SummaryTest, SummaryComparesVariantModelsWithTheirStrippedTwins) {
   Summary plain;
-  CaseResult other = VariantResult(5, 5, 5, 5);
+  CaseResult other = SummaryVariantResult(5, 5, 5, 5);
   other.load_ms_stripped_cold.reset();
   other.load_ms_stripped_warm.clear();
   plain.Add(other);
@@ -106,9 +106,9 @@ TEST(SummaryTest, SummaryComparesVariantModelsWithTheirStrippedTwins) {
 
   Summary s;
   s.Add(other);  // no twin: not counted
-  s.Add(VariantResult(12, 4, 10, 2));  // ratios 1.2 and 2
-  s.Add(VariantResult(30, 9, 10, 3));  // ratios 3 and 3
-  s.Add(VariantResult(20, 6, 10, 6));  // ratios 2 and 1
+  s.Add(SummaryVariantResult(12, 4, 10, 2));  // ratios 1.2 and 2
+  s.Add(SummaryVariantResult(30, 9, 10, 3));  // ratios 3 and 3
+  s.Add(SummaryVariantResult(20, 6, 10, 6));  // ratios 2 and 1
   const json v = s.ToJson()["variant_load_ms"];
   EXPECT_EQ(v["cases"], 3);
   EXPECT_EQ(v["cold"]["median"], 20);
@@ -158,7 +158,7 @@ TEST(SummaryTest, ComputedFieldsWinOverTheWritersFieldsAndStaleOnesGo) {
   EXPECT_EQ(j["seconds"], 1.5);
   EXPECT_TRUE(j.contains("shard"));
   EXPECT_FALSE(j.contains("variant_load_ms"));
-  EXPECT_TRUE(SummaryJson(Summarize({VariantResult(2, 2, 1, 1)}), fields)["variant_load_ms"]["cases"] == 1);
+  EXPECT_TRUE(SummaryJson(Summarize({SummaryVariantResult(2, 2, 1, 1)}), fields)["variant_load_ms"]["cases"] == 1);
 }
 
 TEST(SummaryTest, WriteSummaryWritesTheJsonWithANewline) {

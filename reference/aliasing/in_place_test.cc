@@ -251,10 +251,30 @@ class LazyDevice {
     }
     return Status::Ok();
   }
+  // Whole-region aliases filled on the stand-in device (copy_into): the
+  // buffer's host bytes become NaN, its true value held; a buffer written
+  // on the host is counted (host_wrote).
+  void CopyOnDevice() {
+    kernels_.copy_into = [this](const Tensor& from, const Tensor& into) -> StatusOr<bool> {
+      for (const auto& [host, value] : held_) {
+        if (!host.SharesBufferWith(from)) continue;
+        const Tensor true_value = value.Clone();
+        Tensor behind = into;
+        for (int64_t i = 0; i < behind.size(); ++i) behind.SetDouble(i, std::nan(""));
+        held_.push_back({into, true_value});
+        ++copied_;
+        return true;
+      }
+      return false;
+    };
+    kernels_.host_wrote = [this](const Tensor&) { ++host_wrote_; };
+  }
   EvalOptions Options(EvalOptions options = {}) const {
     options.node_kernels = &kernels_;
     return options;
   }
+  size_t copied() const { return copied_; }
+  size_t host_wrote() const { return host_wrote_; }
   size_t brought() const { return brought_.size(); }
   size_t held() const { return held_.size(); }
 
@@ -262,6 +282,7 @@ class LazyDevice {
   NodeKernels kernels_;
   std::vector<std::pair<Tensor, Tensor>> held_;  // (the host tensor handed out, its true value)
   std::vector<Tensor> brought_;
+  size_t copied_ = 0, host_wrote_ = 0;
 };
 
 void ExpectSameValues(const StatusOr<std::vector<Value>>& got, const StatusOr<std::vector<Value>>& want) {
@@ -359,6 +380,24 @@ TEST(AliasInPlaceHostReads, InPlaceWritesAskForTheDeviceResultsTheyRead) {
                             device.Options(InPlace({Alias{"present", "past", AliasMode::kMust, AliasRegion::kWhole}}))),
                    want);
   EXPECT_EQ(device.brought(), 1u);
+
+  // A device that fills the buffer itself: the writer's result never comes
+  // back and the evaluator writes nothing on the host; the output (the
+  // buffer) comes back once, when the session returns it.
+  LazyDevice copying;
+  copying.Claim(whole.proto->graph().node(0));
+  copying.CopyOnDevice();
+  StatusOr<std::vector<Value>> filled =
+      RunModel(whole, {inputs[0].Clone(), inputs[1]},
+               copying.Options(InPlace({Alias{"present", "past", AliasMode::kMust, AliasRegion::kWhole}})));
+  ASSERT_TRUE(filled.ok()) << filled.status().ToString();
+  EXPECT_TRUE(std::isnan((*filled)[0].tensor().GetDouble(0)));  // behind on the host until asked
+  ASSERT_TRUE(copying.Bring((*filled)[0].tensor()).ok());
+  ExpectSameValues(filled, want);
+  EXPECT_EQ(copying.copied(), 1u);
+  EXPECT_EQ(copying.host_wrote(), 0u);
+  EXPECT_EQ(copying.brought(), 1u);
+  EXPECT_EQ(copying.held(), 1u);  // the writer's own result, never read on the host
 
   const LoadedModel scatter = Load(R"(
     <ir_version: 10, opset_import: ["" : 24]>

@@ -12,13 +12,13 @@
 namespace parity {
 namespace {
 
-onnx::ModelProto Model(std::string_view text) {
+onnx::ModelProto AliasModel(std::string_view text) {
   StatusOr<onnx::ModelProto> model = ParseModelText(text);
   EXPECT_TRUE(model.ok()) << model.status().ToString();
   return model.ok() ? std::move(model).value() : onnx::ModelProto();
 }
 
-LoadedModel Loaded(const onnx::ModelProto& model) {
+LoadedModel LoadedAliasModel(const onnx::ModelProto& model) {
   return LoadedModel{std::make_shared<onnx::ModelProto>(model), "m.onnx", ""};
 }
 
@@ -38,7 +38,7 @@ void NameNode(onnx::ModelProto& model, int index, const std::string& name) {
   model.mutable_graph()->mutable_node(index)->set_name(name);
 }
 
-std::string Joined(const std::vector<Status>& problems) {
+std::string JoinedProblems(const std::vector<Status>& problems) {
   std::string text;
   for (const Status& p : problems) text += p.message() + "\n";
   return text;
@@ -46,9 +46,9 @@ std::string Joined(const std::vector<Status>& problems) {
 
 // The problems of a model that passes the IR's rules (the validator assumes it).
 std::vector<Status> Problems(const onnx::ModelProto& model) {
-  const std::vector<Status> ir = ValidateModel(Loaded(model));
-  EXPECT_TRUE(ir.empty()) << "the test model breaks the IR's rules:\n" << Joined(ir);
-  return ValidateAliases(Loaded(model));
+  const std::vector<Status> ir = ValidateModel(LoadedAliasModel(model));
+  EXPECT_TRUE(ir.empty()) << "the test model breaks the IR's rules:\n" << JoinedProblems(ir);
+  return ValidateAliases(LoadedAliasModel(model));
 }
 
 // Expects exactly one problem, under `rule`, whose message contains every
@@ -56,7 +56,7 @@ std::vector<Status> Problems(const onnx::ModelProto& model) {
 std::string OnlyProblem(const onnx::ModelProto& model, const std::string& rule,
                         const std::vector<std::string>& parts) {
   const std::vector<Status> problems = Problems(model);
-  EXPECT_EQ(problems.size(), 1u) << Joined(problems);
+  EXPECT_EQ(problems.size(), 1u) << JoinedProblems(problems);
   if (problems.empty()) return "";
   const Status& p = problems.front();
   EXPECT_EQ(p.code(), StatusCode::kInvalidModel);
@@ -107,7 +107,7 @@ TEST(AliasParse, KeysOutsideThePrefixAreIgnored) {
   StatusOr<std::vector<Alias>> aliases = ReadAliases(graph);
   ASSERT_TRUE(aliases.ok()) << aliases.status().ToString();
   EXPECT_TRUE(aliases->empty());
-  onnx::ModelProto model = Model(kAddModel);
+  onnx::ModelProto model = AliasModel(kAddModel);
   *model.mutable_graph()->mutable_metadata_props() = graph.metadata_props();
   EXPECT_FALSE(HasAliases(model));
   EXPECT_TRUE(Problems(model).empty());
@@ -155,7 +155,7 @@ TEST(AliasParse, EmptyOutputNameAndRepeatedKey) {
 }
 
 TEST(AliasParse, HasAliasesLooksInSubgraphsAndFunctions) {
-  onnx::ModelProto model = Model(R"(<ir_version: 10, opset_import: ["" : 21]>
+  onnx::ModelProto model = AliasModel(R"(<ir_version: 10, opset_import: ["" : 21]>
     g (bool c, float[4] x) => (float[4] y) {
       y = If (c) <then_branch = t () => (float[4] r) { r = Abs (x) },
                   else_branch = e () => (float[4] s) { s = Neg (x) }>
@@ -175,19 +175,19 @@ TEST(AliasParse, HasAliasesLooksInSubgraphsAndFunctions) {
 // --- Valid models. ------------------------------------------------------------
 
 TEST(AliasValid, NoAnnotations) {
-  const onnx::ModelProto model = Model(kAddModel);
+  const onnx::ModelProto model = AliasModel(kAddModel);
   EXPECT_FALSE(HasAliases(model));
   EXPECT_TRUE(Problems(model).empty());
-  StatusOr<std::vector<Alias>> aliases = ValidAliases(Loaded(model));
+  StatusOr<std::vector<Alias>> aliases = ValidAliases(LoadedAliasModel(model));
   ASSERT_TRUE(aliases.ok());
   EXPECT_TRUE(aliases->empty());
 }
 
 TEST(AliasValid, ScatterLinear) {
-  onnx::ModelProto model = Model(kScatterModel);
+  onnx::ModelProto model = AliasModel(kScatterModel);
   Annotate(model, "present_k", "input=past_k; mode=must; region=scatter");
-  EXPECT_TRUE(Problems(model).empty()) << Joined(Problems(model));
-  StatusOr<std::vector<Alias>> aliases = ValidAliases(Loaded(model));
+  EXPECT_TRUE(Problems(model).empty()) << JoinedProblems(Problems(model));
+  StatusOr<std::vector<Alias>> aliases = ValidAliases(LoadedAliasModel(model));
   ASSERT_TRUE(aliases.ok()) << aliases.status().ToString();
   ASSERT_EQ(aliases->size(), 1u);
   EXPECT_EQ((*aliases)[0].output, "present_k");
@@ -195,7 +195,7 @@ TEST(AliasValid, ScatterLinear) {
 }
 
 TEST(AliasValid, ScatterCircularWithKeyAndValueCaches) {
-  onnx::ModelProto model = Model(R"(<ir_version: 11, opset_import: ["" : 24]>
+  onnx::ModelProto model = AliasModel(R"(<ir_version: 11, opset_import: ["" : 24]>
     g (float[1,2,8,4] past_k, float[1,2,8,4] past_v, float[1,2,1,4] k, float[1,2,1,4] v, int64[1] pos)
         => (float[1,2,8,4] present_k, float[1,2,8,4] present_v) {
       present_k = TensorScatter <mode = "circular"> (past_k, k, pos)
@@ -203,37 +203,37 @@ TEST(AliasValid, ScatterCircularWithKeyAndValueCaches) {
     })");
   Annotate(model, "present_k", "input=past_k;region=scatter");
   Annotate(model, "present_v", "input=past_v;region=scatter;mode=must");
-  EXPECT_TRUE(Problems(model).empty()) << Joined(Problems(model));
+  EXPECT_TRUE(Problems(model).empty()) << JoinedProblems(Problems(model));
 }
 
 TEST(AliasValid, WholeAliasViaAdd) {
-  onnx::ModelProto model = Model(kAddModel);
+  onnx::ModelProto model = AliasModel(kAddModel);
   Annotate(model, "present", "input=past");
-  EXPECT_TRUE(Problems(model).empty()) << Joined(Problems(model));
+  EXPECT_TRUE(Problems(model).empty()) << JoinedProblems(Problems(model));
 }
 
 TEST(AliasValid, OutputThatIsTheInputPassedThrough) {
-  onnx::ModelProto model = Model(R"(<ir_version: 10, opset_import: ["" : 21]>
+  onnx::ModelProto model = AliasModel(R"(<ir_version: 10, opset_import: ["" : 21]>
     g (float[4] x, float[4] w) => (float[4] x, float[4] y) { y = Relu (w) })");
   Annotate(model, "x", "input=x;mode=must");
-  EXPECT_TRUE(Problems(model).empty()) << Joined(Problems(model));
+  EXPECT_TRUE(Problems(model).empty()) << JoinedProblems(Problems(model));
 }
 
 TEST(AliasValid, ShapeAndSizeReadersAfterTheWrite) {
-  onnx::ModelProto model = Model(R"(<ir_version: 10, opset_import: ["" : 21]>
+  onnx::ModelProto model = AliasModel(R"(<ir_version: 10, opset_import: ["" : 21]>
     g (float[2,3] past, float[2,3] delta) => (float[2,3] present, int64[2] s, int64 n) {
       present = Add (past, delta)
       s = Shape (past)
       n = Size (past)
     })");
   Annotate(model, "present", "input=past");
-  EXPECT_TRUE(Problems(model).empty()) << Joined(Problems(model));
+  EXPECT_TRUE(Problems(model).empty()) << JoinedProblems(Problems(model));
 }
 
 TEST(AliasValid, ReadersThatAreAncestorsOfTheWriter) {
   // Relu reads past directly, the If reads it inside its branches; both
   // feed the writer, so every order runs them before the write.
-  onnx::ModelProto model = Model(R"(<ir_version: 10, opset_import: ["" : 21]>
+  onnx::ModelProto model = AliasModel(R"(<ir_version: 10, opset_import: ["" : 21]>
     g (bool c, float[4] past, float[4] delta) => (float[4] present) {
       r = Relu (past)
       b = If (c) <then_branch = t () => (float[4] t1) { t1 = Abs (past) },
@@ -242,55 +242,56 @@ TEST(AliasValid, ReadersThatAreAncestorsOfTheWriter) {
       present = Add (rb, delta)
     })");
   Annotate(model, "present", "input=past");
-  EXPECT_TRUE(Problems(model).empty()) << Joined(Problems(model));
+  EXPECT_TRUE(Problems(model).empty()) << JoinedProblems(Problems(model));
 }
 
 TEST(AliasValid, MissingTypesAreLeftToRunTime) {
-  onnx::ModelProto model = Model(kAddModel);
+  onnx::ModelProto model = AliasModel(kAddModel);
   model.mutable_graph()->mutable_output(0)->clear_type();
   Annotate(model, "present", "input=past");
-  EXPECT_TRUE(ValidateAliases(Loaded(model)).empty()) << Joined(ValidateAliases(Loaded(model)));
+  EXPECT_TRUE(ValidateAliases(LoadedAliasModel(model)).empty())
+      << JoinedProblems(ValidateAliases(LoadedAliasModel(model)));
 }
 
 // --- One model per rule. --------------------------------------------------------
 
 TEST(AliasKey, MalformedValueInTheModel) {
-  onnx::ModelProto model = Model(kAddModel);
+  onnx::ModelProto model = AliasModel(kAddModel);
   Annotate(model, "present", "input=past;mode=sometimes");
   OnlyProblem(model, kAliasRuleKey, {"'present'", "input=past;mode=sometimes", "sometimes"});
-  StatusOr<std::vector<Alias>> aliases = ValidAliases(Loaded(model));
+  StatusOr<std::vector<Alias>> aliases = ValidAliases(LoadedAliasModel(model));
   ASSERT_FALSE(aliases.ok());
   EXPECT_EQ(aliases.status().message().rfind("ALIAS-KEY: ", 0), 0u);
 }
 
 TEST(AliasKey, KeyGivenTwice) {
-  onnx::ModelProto model = Model(kAddModel);
+  onnx::ModelProto model = AliasModel(kAddModel);
   Annotate(model, "present", "input=past");
   Annotate(model, "present", "input=delta");
   OnlyProblem(model, kAliasRuleKey, {"'present'", "twice", "input=delta"});
 }
 
 TEST(AliasIr, AnnotationBeforeIr10) {
-  onnx::ModelProto model = Model(R"(<ir_version: 9, opset_import: ["" : 19]>
+  onnx::ModelProto model = AliasModel(R"(<ir_version: 9, opset_import: ["" : 19]>
     g (float[2,3] past, float[2,3] delta) => (float[2,3] present) { present = Add (past, delta) })");
   Annotate(model, "present", "input=past");
   OnlyProblem(model, kAliasRuleIr, {"'present'", "ir_version is 9"});
 }
 
 TEST(AliasNames, OutputNotAGraphOutput) {
-  onnx::ModelProto model = Model(kAddModel);
+  onnx::ModelProto model = AliasModel(kAddModel);
   Annotate(model, "presant", "input=past");
   OnlyProblem(model, kAliasRuleNames, {"output 'presant'", "not a graph output"});
 }
 
 TEST(AliasNames, InputNotAGraphInput) {
-  onnx::ModelProto model = Model(kAddModel);
+  onnx::ModelProto model = AliasModel(kAddModel);
   Annotate(model, "present", "input=pasta");
   OnlyProblem(model, kAliasRuleNames, {"output 'present'", "'pasta'", "not a graph input"});
 }
 
 TEST(AliasNames, InputWithAnInitializer) {
-  onnx::ModelProto model = Model(R"(<ir_version: 10, opset_import: ["" : 21]>
+  onnx::ModelProto model = AliasModel(R"(<ir_version: 10, opset_import: ["" : 21]>
     g (float[2] past, float[2] delta) => (float[2] present) <float[2] past = {1, 2}> {
       present = Add (past, delta)
     })");
@@ -299,14 +300,14 @@ TEST(AliasNames, InputWithAnInitializer) {
 }
 
 TEST(AliasNames, OutputThatNoNodeComputes) {
-  onnx::ModelProto model = Model(R"(<ir_version: 10, opset_import: ["" : 21]>
+  onnx::ModelProto model = AliasModel(R"(<ir_version: 10, opset_import: ["" : 21]>
     g (float[4] x, float[4] w) => (float[4] w, float[4] y) { y = Relu (x) })");
   Annotate(model, "w", "input=x");
   OnlyProblem(model, kAliasRuleNames, {"output 'w'", "'x'", "no node computes it", "a graph input"});
 }
 
 TEST(AliasTwice, TwoOutputsOneInput) {
-  onnx::ModelProto model = Model(R"(<ir_version: 10, opset_import: ["" : 21]>
+  onnx::ModelProto model = AliasModel(R"(<ir_version: 10, opset_import: ["" : 21]>
     g (float[4] past_k, float[4] k, float[4] v) => (float[4] present_k, float[4] present_v) {
       present_k = Add (past_k, k)
       present_v = Add (past_k, v)
@@ -319,7 +320,7 @@ TEST(AliasTwice, TwoOutputsOneInput) {
 }
 
 TEST(AliasType, ElementTypesDiffer) {
-  onnx::ModelProto model = Model(R"(<ir_version: 10, opset_import: ["" : 21]>
+  onnx::ModelProto model = AliasModel(R"(<ir_version: 10, opset_import: ["" : 21]>
     g (float[4] past, float[4] delta) => (float16[4] present) {
       s = Add (past, delta)
       present = Cast <to = 10> (s)
@@ -329,35 +330,35 @@ TEST(AliasType, ElementTypesDiffer) {
 }
 
 TEST(AliasType, RanksDiffer) {
-  onnx::ModelProto model = Model(R"(<ir_version: 10, opset_import: ["" : 21]>
+  onnx::ModelProto model = AliasModel(R"(<ir_version: 10, opset_import: ["" : 21]>
     g (float[2,3] past, int64[1] flat) => (float[6] present) { present = Reshape (past, flat) })");
   Annotate(model, "present", "input=past");
   OnlyProblem(model, kAliasRuleType, {"output 'present'", "'past'", "rank 1", "2"});
 }
 
 TEST(AliasType, DimensionsDiffer) {
-  onnx::ModelProto model = Model(R"(<ir_version: 10, opset_import: ["" : 21]>
+  onnx::ModelProto model = AliasModel(R"(<ir_version: 10, opset_import: ["" : 21]>
     g (float[2,3] past, float[2,4] other) => (float[2,4] present) { present = Add (other, other) })");
   Annotate(model, "present", "input=past");
   OnlyProblem(model, kAliasRuleType, {"output 'present'", "'past'", "dimension 1", "4", "3"});
 }
 
 TEST(AliasType, SymbolicDimensionsAreAccepted) {
-  onnx::ModelProto model = Model(R"(<ir_version: 10, opset_import: ["" : 21]>
+  onnx::ModelProto model = AliasModel(R"(<ir_version: 10, opset_import: ["" : 21]>
     g (float[N,3] past, float[N,3] delta) => (float[M,3] present) { present = Add (past, delta) })");
   Annotate(model, "present", "input=past");
-  EXPECT_TRUE(Problems(model).empty()) << Joined(Problems(model));
+  EXPECT_TRUE(Problems(model).empty()) << JoinedProblems(Problems(model));
 }
 
 TEST(AliasType, NotTensors) {
-  onnx::ModelProto model = Model(R"(<ir_version: 10, opset_import: ["" : 21]>
+  onnx::ModelProto model = AliasModel(R"(<ir_version: 10, opset_import: ["" : 21]>
     g (seq(float[4]) past, float[4] x) => (seq(float[4]) present) { present = SequenceInsert (past, x) })");
   Annotate(model, "present", "input=past");
   OnlyProblem(model, kAliasRuleType, {"output 'present'", "'past'", "a sequence", "only tensors"});
 }
 
 TEST(AliasReadAfterWrite, ReaderThatIsNotAnAncestor) {
-  onnx::ModelProto model = Model(R"(<ir_version: 11, opset_import: ["" : 24]>
+  onnx::ModelProto model = AliasModel(R"(<ir_version: 11, opset_import: ["" : 24]>
     g (float[1,2,8,4] past_k, float[1,2,1,4] new_k, int64[1] pos, float[1,2,8,4] bias)
         => (float[1,2,8,4] present_k, float[1,2,8,4] shifted) {
       present_k = TensorScatter (past_k, new_k, pos)
@@ -373,7 +374,7 @@ TEST(AliasReadAfterWrite, ReaderThatIsNotAnAncestor) {
 }
 
 TEST(AliasReadAfterWrite, ReaderInsideASubgraph) {
-  onnx::ModelProto model = Model(R"(<ir_version: 10, opset_import: ["" : 21]>
+  onnx::ModelProto model = AliasModel(R"(<ir_version: 10, opset_import: ["" : 21]>
     g (bool c, float[4] past, float[4] delta) => (float[4] present, float[4] late) {
       present = Add (past, delta)
       late = If (c) <then_branch = t () => (float[4] t1) { t1 = Abs (past) },
@@ -384,14 +385,14 @@ TEST(AliasReadAfterWrite, ReaderInsideASubgraph) {
 }
 
 TEST(AliasReadAfterWrite, InputThatIsAlsoAGraphOutput) {
-  onnx::ModelProto model = Model(R"(<ir_version: 10, opset_import: ["" : 21]>
+  onnx::ModelProto model = AliasModel(R"(<ir_version: 10, opset_import: ["" : 21]>
     g (float[2,3] past, float[2,3] delta) => (float[2,3] present, float[2,3] past) { present = Add (past, delta) })");
   Annotate(model, "present", "input=past");
   OnlyProblem(model, kAliasRuleReadAfterWrite, {"output 'present'", "'past'", "also a graph output"});
 }
 
 TEST(AliasReadAfterWrite, CountsFurtherReaders) {
-  onnx::ModelProto model = Model(R"(<ir_version: 10, opset_import: ["" : 21]>
+  onnx::ModelProto model = AliasModel(R"(<ir_version: 10, opset_import: ["" : 21]>
     g (float[4] past, float[4] delta) => (float[4] present, float[4] a, float[4] b, float[4] c) {
       present = Add (past, delta)
       a = Relu (past)
@@ -403,7 +404,7 @@ TEST(AliasReadAfterWrite, CountsFurtherReaders) {
 }
 
 TEST(AliasControlFlow, AnnotationInASubgraph) {
-  onnx::ModelProto model = Model(R"(<ir_version: 10, opset_import: ["" : 21]>
+  onnx::ModelProto model = AliasModel(R"(<ir_version: 10, opset_import: ["" : 21]>
     g (bool c, float[4] x) => (float[4] y) {
       y = If (c) <then_branch = t () => (float[4] r) { r = Abs (x) },
                   else_branch = e () => (float[4] s) { s = Neg (x) }>
@@ -414,7 +415,7 @@ TEST(AliasControlFlow, AnnotationInASubgraph) {
 }
 
 TEST(AliasControlFlow, AnnotationOnAFunction) {
-  onnx::ModelProto model = Model(R"(<ir_version: 10, opset_import: ["" : 21, "com.example" : 1]>
+  onnx::ModelProto model = AliasModel(R"(<ir_version: 10, opset_import: ["" : 21, "com.example" : 1]>
     g (float[4] x) => (float[4] y) { y = com.example.F (x) }
     <domain: "com.example", opset_import: ["" : 21]> F (a) => (b) { b = Relu (a) })");
   AddProp(*model.mutable_functions(0), "ai.onnx.alias.b", "input=a");
@@ -422,7 +423,7 @@ TEST(AliasControlFlow, AnnotationOnAFunction) {
 }
 
 TEST(AliasControlFlow, WriterHoldsSubgraphs) {
-  onnx::ModelProto model = Model(R"(<ir_version: 10, opset_import: ["" : 21]>
+  onnx::ModelProto model = AliasModel(R"(<ir_version: 10, opset_import: ["" : 21]>
     g (bool c, float[4] past, float[4] delta) => (float[4] present) {
       present = If (c) <then_branch = t () => (float[4] t1) { t1 = Add (past, delta) },
                         else_branch = e () => (float[4] e1) { e1 = Sub (past, delta) }>
@@ -433,13 +434,13 @@ TEST(AliasControlFlow, WriterHoldsSubgraphs) {
 }
 
 TEST(AliasScatter, WriterIsNotATensorScatter) {
-  onnx::ModelProto model = Model(kAddModel);
+  onnx::ModelProto model = AliasModel(kAddModel);
   Annotate(model, "present", "input=past;region=scatter");
   OnlyProblem(model, kAliasRuleScatter, {"output 'present'", "'past'", "'Add#0' (Add)", "not a TensorScatter"});
 }
 
 TEST(AliasScatter, TensorScatterOfAnotherCache) {
-  onnx::ModelProto model = Model(R"(<ir_version: 11, opset_import: ["" : 24]>
+  onnx::ModelProto model = AliasModel(R"(<ir_version: 11, opset_import: ["" : 24]>
     g (float[1,2,8,4] past_k, float[1,2,8,4] other, float[1,2,1,4] new_k, int64[1] pos)
         => (float[1,2,8,4] present_k) {
       mixed = Add (past_k, other)
@@ -450,7 +451,7 @@ TEST(AliasScatter, TensorScatterOfAnotherCache) {
 }
 
 TEST(AliasScatter, PassthroughCannotScatter) {
-  onnx::ModelProto model = Model(R"(<ir_version: 10, opset_import: ["" : 21]>
+  onnx::ModelProto model = AliasModel(R"(<ir_version: 10, opset_import: ["" : 21]>
     g (float[4] x, float[4] w) => (float[4] x, float[4] y) { y = Relu (w) })");
   Annotate(model, "x", "input=x;region=scatter");
   OnlyProblem(model, kAliasRuleScatter, {"output 'x'", "that input itself"});
@@ -503,9 +504,9 @@ TEST(AliasScale, ManyCachesBehindALongChain) {
     Annotate(model, present, "input=" + past);
   }
   const auto start = std::chrono::steady_clock::now();
-  const std::vector<Status> problems = ValidateAliases(Loaded(model));
+  const std::vector<Status> problems = ValidateAliases(LoadedAliasModel(model));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_TRUE(problems.empty()) << Joined(problems);
+  EXPECT_TRUE(problems.empty()) << JoinedProblems(problems);
   EXPECT_LT(seconds, 20.0);
 }
 

@@ -97,7 +97,8 @@ StatusOr<Tensor> AliasedBuffer(const std::unordered_map<std::string, Value>& val
 
 // Region whole: the writer has computed `alias.output` into a fresh tensor;
 // its contents go into the input's buffer, and the output becomes that buffer.
-// Whether it wrote the buffer: not when the writer's result already is it.
+// Whether it wrote the buffer on the host: not when the writer's result
+// already is it, nor when the backend copied it on its device (copy_into).
 StatusOr<bool> BindWholeAlias(std::unordered_map<std::string, Value>& values, const Alias& alias,
                               std::unordered_set<std::string>& on_purpose, const std::string& where,
                               const NodeKernels* node_kernels) {
@@ -110,9 +111,15 @@ StatusOr<bool> BindWholeAlias(std::unordered_map<std::string, Value>& values, co
                            "; sharing the whole buffer needs the same type and shape");
   }
   const Tensor fresh = result.tensor();
-  const bool wrote = !fresh.SharesBufferWith(buffer);
-  if (wrote) {
+  bool on_host = !fresh.SharesBufferWith(buffer);
+  if (on_host) {
     PARITY_RETURN_IF_ERROR(CopyViewsOut(values, buffer, on_purpose, node_kernels));
+    if (node_kernels && node_kernels->copy_into) {
+      PARITY_ASSIGN_OR_RETURN(const bool on_device, node_kernels->copy_into(fresh, buffer));
+      on_host = !on_device;
+    }
+  }
+  if (on_host) {
     if (node_kernels) PARITY_RETURN_IF_ERROR(node_kernels->HostReads(result).WithContext(where));
     if (buffer.dtype() == DataType::kString) {
       buffer.mutable_strings() = fresh.strings();
@@ -122,7 +129,7 @@ StatusOr<bool> BindWholeAlias(std::unordered_map<std::string, Value>& values, co
   }
   values[alias.output] = Value::FromTensor(buffer);
   on_purpose.insert(alias.output);
-  return wrote;
+  return on_host;
 }
 
 // Region scatter: the writer's in-place form writes its rows straight into
@@ -253,7 +260,8 @@ Status RunInPlace(const onnx::GraphProto& graph, size_t given_inputs, const std:
     for (const Alias* alias : written) {
       PARITY_ASSIGN_OR_RETURN(const bool wrote,
                               BindWholeAlias(values, *alias, on_purpose, model_name, context.node_kernels));
-      // A writer whose result is the buffer itself (a view of it) left it as it was.
+      // A writer whose result is the buffer itself (a view of it) left it as
+      // it was; a copy on the backend's device kept its copy current.
       if (wrote) TellHostWrote(context, values[alias->output]);
     }
   }

@@ -121,6 +121,13 @@ struct NodeKernels {
   // until the host needs them (the host buffer allocated, its bytes not yet
   // copied back) fills the buffer here; an error fails the node.
   std::function<Status(const Tensor&)> host_reads;
+  // Asked first when a whole-region alias's result `from` goes into the
+  // aliased buffer `into` (same type and shape): a backend that holds
+  // `from` on its device copies it there into its copy of `into`, which is
+  // then the current one (the host bytes are behind until read, through
+  // host_reads), and answers true; false leaves the copy to the evaluator,
+  // on the host.
+  std::function<StatusOr<bool>(const Tensor& from, const Tensor& into)> copy_into;
   // Every tensor in `value` (a sequence's elements, an optional's element)
   // through host_reads, when it is set.
   Status HostReads(const Value& value) const;

@@ -74,6 +74,14 @@ inline Tensor RunOk(const NodeRunner& runner) {
   return out.ok() ? std::move(out).value() : Tensor();
 }
 
+// Runs `runner` and returns all its outputs; fails the test on an error
+// (and returns none).
+inline std::vector<Value> RunAllOk(const NodeRunner& runner) {
+  StatusOr<std::vector<Value>> out = runner.Run();
+  EXPECT_TRUE(out.ok()) << out.status().ToString();
+  return out.ok() ? std::move(out).value() : std::vector<Value>{};
+}
+
 // Runs `runner`, expects the run to fail, and returns the error message
 // (empty if it succeeded).
 inline std::string RunError(const NodeRunner& runner) {

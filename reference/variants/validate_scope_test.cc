@@ -14,14 +14,8 @@ using variants_test::AddEntry;
 using variants_test::Joined;
 using variants_test::Loaded;
 using variants_test::Model;
+using variants_test::Validate;
 using variants_test::WithRule;
-
-std::vector<Status> Validate(const onnx::ModelProto& model) {
-  const LoadedModel loaded = Loaded(model);
-  std::vector<Status> ir = ValidateModel(loaded);
-  EXPECT_TRUE(ir.empty()) << "the test model itself is invalid: " << Joined(ir);
-  return ValidateVariants(loaded);
-}
 
 // a = Relu(x) before the If, y its output, z = Add(y, x) after it.
 constexpr char kIfBetween[] = R"(

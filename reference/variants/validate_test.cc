@@ -17,6 +17,7 @@ using variants_test::Loaded;
 using variants_test::MakeCompiled;
 using variants_test::Model;
 using variants_test::Target;
+using variants_test::Validate;
 using variants_test::WithRule;
 
 // x, b -> Add -> t -> Relu -> y, with a local function computing the same.
@@ -28,13 +29,6 @@ constexpr char kAddRelu[] = R"(
   }
   <domain: "com.example", opset_import: ["" : 21]> AddRelu (a, c) => (d) { s = Add (a, c)  d = Relu (s) }
   <domain: "com.example", opset_import: ["" : 21]> AddRelu3 (a, c, e) => (d) { s = Add (a, c)  d = Relu (s) })";
-
-std::vector<Status> Validate(const onnx::ModelProto& model) {
-  const LoadedModel loaded = Loaded(model);
-  std::vector<Status> ir = ValidateModel(loaded);
-  EXPECT_TRUE(ir.empty()) << "the test model itself is invalid: " << Joined(ir);
-  return ValidateVariants(loaded);
-}
 
 // Exactly one problem, of `rule`, mentioning every word of `names`.
 void ExpectOnly(const onnx::ModelProto& model, const std::string& rule, const std::vector<std::string>& names) {

@@ -1,6 +1,7 @@
 // Test-only helpers for the variant tests (included by *_test.cc alone):
-// models from ONNX text, entries written as nodes, problems by rule, and
-// runs of the reference evaluator to compare a resolved model with its main graph.
+// models from ONNX text, entries written as nodes, a model's problems (all or
+// by rule), and runs of the reference evaluator to compare a resolved model
+// with its main graph.
 #pragma once
 
 #include <string>
@@ -12,6 +13,7 @@
 
 #include "reference/eval/evaluator.h"
 #include "reference/model/text_syntax.h"
+#include "reference/model/validator.h"
 #include "reference/variants/variants.h"
 #include "reference/ops/reference_registry.h"
 
@@ -84,6 +86,15 @@ inline std::string Joined(const std::vector<Status>& problems) {
   std::string text;
   for (const Status& p : problems) text += p.message() + "\n";
   return text;
+}
+
+// The variant problems of `model`, which must pass the IR's rules (a test
+// failure where it does not).
+inline std::vector<Status> Validate(const onnx::ModelProto& model) {
+  const LoadedModel loaded = Loaded(model);
+  std::vector<Status> ir = ValidateModel(loaded);
+  EXPECT_TRUE(ir.empty()) << "the test model itself is invalid: " << Joined(ir);
+  return ValidateVariants(loaded);
 }
 
 // The messages that start with `rule` and a colon.

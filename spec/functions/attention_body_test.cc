@@ -98,9 +98,9 @@ int ExpectBodyMatchesKernel(const std::vector<AttentionCase>& cases) {
   return compared;
 }
 
-class Draw {
+class AttentionDraw {
  public:
-  explicit Draw(uint32_t seed) : engine_(seed) {}
+  explicit AttentionDraw(uint32_t seed) : engine_(seed) {}
   Tensor Uniform(DataType dtype, const Shape& shape, double lo = -2, double hi = 2) {
     std::uniform_real_distribution<double> d(lo, hi);
     std::vector<double> v(static_cast<size_t>(Count(shape)));
@@ -134,7 +134,7 @@ struct Layout {
 
 // Q, K and V (and past_key/past_value of `past_len` when it is positive)
 // for `layout`, with the head attributes a 3-D layout needs.
-AttentionCase Base(Draw& draw, const Layout& l, DataType dtype, int64_t past_len, std::string label) {
+AttentionCase Base(AttentionDraw& draw, const Layout& l, DataType dtype, int64_t past_len, std::string label) {
   AttentionCase c;
   c.label = std::string(l.three_d ? "3-D" : "4-D") + (l.q_heads == l.kv_heads ? " MHA" : " GQA") +
             (past_len ? " past" : "") + " " + label;
@@ -166,7 +166,7 @@ const DataType kTypes[] = {DataType::kFloat, DataType::kFloat16};
 // [batch, 1, q, total], and short last axes (padded with -inf) of both kinds.
 enum class MaskKind { kNone, kBool, kFloat, kShortBool, kShortFloat };
 
-std::optional<Tensor> MakeMask(Draw& draw, MaskKind kind, const Layout& l, int64_t total, DataType dtype) {
+std::optional<Tensor> MakeMask(AttentionDraw& draw, MaskKind kind, const Layout& l, int64_t total, DataType dtype) {
   switch (kind) {
     case MaskKind::kNone: return std::nullopt;
     case MaskKind::kBool: return draw.Bools({l.q_len, total});
@@ -194,7 +194,7 @@ TEST(AttentionBodyTest, LibraryDefinesAttention) {
 // Every layout (3-D and 4-D, MHA and GQA) with and without a cache, each
 // mask kind, and is_causal 0 and 1, in float32 and float16.
 TEST(AttentionBodyTest, LayoutsCachesMasksAndCausality) {
-  Draw draw(23101);
+  AttentionDraw draw(23101);
   std::vector<AttentionCase> cases;
   for (DataType dtype : kTypes) {
     for (const Layout& l : kLayouts) {
@@ -219,7 +219,7 @@ TEST(AttentionBodyTest, LayoutsCachesMasksAndCausality) {
 // scale, softcap (alone, and with a mask it must come before) and
 // softmax_precision, on the GQA layouts.
 TEST(AttentionBodyTest, ScaleSoftcapAndSoftmaxPrecision) {
-  Draw draw(23102);
+  AttentionDraw draw(23102);
   std::vector<AttentionCase> cases;
   for (DataType dtype : kTypes) {
     for (const Layout& l : {kLayouts[1], kLayouts[3]}) {
@@ -255,7 +255,7 @@ TEST(AttentionBodyTest, ScaleSoftcapAndSoftmaxPrecision) {
 // The four qk_matmul_output_modes, each with softcap, a bool mask, is_causal
 // and a cache, so that the four stages differ.
 TEST(AttentionBodyTest, QkMatmulOutputModes) {
-  Draw draw(23103);
+  AttentionDraw draw(23103);
   std::vector<AttentionCase> cases;
   for (DataType dtype : kTypes) {
     for (const Layout& l : {kLayouts[1], kLayouts[2]}) {
@@ -280,7 +280,7 @@ TEST(AttentionBodyTest, QkMatmulOutputModes) {
 // row all false, a float row all -inf, and a causal row whose keys a short
 // mask pads away.
 TEST(AttentionBodyTest, FullyMaskedRowsAreZero) {
-  Draw draw(23104);
+  AttentionDraw draw(23104);
   std::vector<AttentionCase> cases;
   for (DataType dtype : kTypes) {
     for (const Layout& l : {kLayouts[0], kLayouts[3]}) {
@@ -318,7 +318,7 @@ TEST(AttentionBodyTest, FullyMaskedRowsAreZero) {
 // when nonpad < q_len), and with a mask shorter than K but covering the
 // lengths. K and V hold a whole cache of 7 positions.
 TEST(AttentionBodyTest, NonpadKvSeqlen) {
-  Draw draw(24101);
+  AttentionDraw draw(24101);
   std::vector<AttentionCase> cases;
   for (DataType dtype : kTypes) {
     for (Layout l : {kLayouts[1], kLayouts[2]}) {
@@ -347,7 +347,7 @@ TEST(AttentionBodyTest, NonpadKvSeqlen) {
 
 // Opset 25's sliding windows, composed with is_causal, a cache and a mask.
 TEST(AttentionBodyTest, SlidingWindows) {
-  Draw draw(25101);
+  AttentionDraw draw(25101);
   std::vector<AttentionCase> cases;
   for (DataType dtype : kTypes) {
     for (const Layout& l : {kLayouts[1], kLayouts[3]}) {

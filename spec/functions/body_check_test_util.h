@@ -200,6 +200,9 @@ inline int ExpectBodyMatchesKernel(const SingleNode& n, const BodyComparison& ho
   return compared;
 }
 
+// The floating-point types the checks run each case in.
+inline constexpr DataType kFloatTypes[] = {DataType::kFloat, DataType::kFloat16, DataType::kBfloat16};
+
 // Seeded inputs, so that a failure reproduces.
 class Draw {
  public:

@@ -21,6 +21,7 @@ using testing_util::Draw;
 using testing_util::FloatAttr;
 using testing_util::IntAttr;
 using testing_util::kContribDomain;
+using testing_util::kFloatTypes;
 using testing_util::SingleNode;
 using testing_util::SpecTolerancePolicy;
 
@@ -32,12 +33,12 @@ using testing_util::SpecTolerancePolicy;
 // MatMul, ...). float16 and bfloat16 therefore get 8 ULP and an absolute
 // error of 8 unit roundoffs of T (2^-11 and 2^-8; outputs are of magnitude
 // about 1). float32 needs nothing beyond the policy.
-constexpr int kNarrowSteps = 8;
+constexpr int kContribAttentionNarrowSteps = 8;
 
 Tolerance ToleranceFor(const ContribCase &c, DataType dtype) {
   Tolerance tol = SpecTolerancePolicy().For(c.op, dtype, c.facts);
   if (dtype == DataType::kFloat16 || dtype == DataType::kBfloat16) {
-    tol = testing_util::AllowStepwiseRounding(tol, dtype, kNarrowSteps,
+    tol = testing_util::AllowStepwiseRounding(tol, dtype, kContribAttentionNarrowSteps,
                                               "the body rounds in T after each of its steps "
                                               "(multi_head_attention.md)");
   }
@@ -46,7 +47,7 @@ Tolerance ToleranceFor(const ContribCase &c, DataType dtype) {
 
 // Runs every case both ways and expects each requested output to match;
 // returns the number of outputs compared.
-int ExpectBodiesMatchKernels(const std::vector<ContribCase> &cases) {
+int ExpectAttentionBodiesMatchKernels(const std::vector<ContribCase> &cases) {
   int compared = 0;
   for (const ContribCase &c : cases) {
     SCOPED_TRACE(c.op + " " + c.label);
@@ -66,8 +67,6 @@ Tensor Flags(Draw &draw, const Shape &shape) {
   for (size_t i = 0; i < v.size(); ++i) v[i] = (i % shape.back() == 0 || draw.Int(0, 2) != 0) ? 1 : 0;
   return *Tensor::FromDoubles(DataType::kInt32, shape, v);
 }
-
-const DataType kFloatTypes[] = {DataType::kFloat, DataType::kFloat16, DataType::kBfloat16};
 
 TEST(ContribAttentionBodiesTest, StandardLibraryDefinesEachFunction) {
   for (const char *op : {"MultiHeadAttention", "GroupQueryAttention"}) {
@@ -138,7 +137,7 @@ TEST(ContribAttentionBodiesTest, MultiHeadAttentionBodyMatchesKernel) {
     add(dtype, Mask::kLengths, false, 0, 0, true, {FloatAttr("scale", 0.3f)}, " scale=0.3");
     add(dtype, Mask::kFlags2D, true, 0, 1, false, {FloatAttr("mask_filter_value", -1000.0f)}, " filter=-1000");
   }
-  EXPECT_EQ(ExpectBodiesMatchKernels(cases), expected_outputs);
+  EXPECT_EQ(ExpectAttentionBodiesMatchKernels(cases), expected_outputs);
 }
 
 
@@ -197,7 +196,7 @@ TEST(ContribAttentionBodiesTest, GroupQueryAttentionBodyMatchesKernel) {
       }
     }
   }
-  EXPECT_EQ(ExpectBodiesMatchKernels(cases), expected_outputs);
+  EXPECT_EQ(ExpectAttentionBodiesMatchKernels(cases), expected_outputs);
 }
 
 // PagedAttention over N=4 query heads and Nkv=2 key/value heads of size 4,
@@ -249,7 +248,7 @@ TEST(ContribAttentionBodiesTest, PagedAttentionBodyMatchesKernel) {
       }
     }
   }
-  EXPECT_EQ(ExpectBodiesMatchKernels(cases), expected_outputs);
+  EXPECT_EQ(ExpectAttentionBodiesMatchKernels(cases), expected_outputs);
 }
 
 }  // namespace

@@ -20,6 +20,7 @@ using testing_util::Draw;
 using testing_util::FloatAttr;
 using testing_util::IntAttr;
 using testing_util::kContribDomain;
+using testing_util::kFloatTypes;
 using testing_util::ShapeLabel;
 using testing_util::SingleNode;
 using testing_util::SpecTolerancePolicy;
@@ -39,8 +40,6 @@ int ExpectBodiesMatchKernels(const std::vector<ContribCase>& cases) {
   }
   return compared;
 }
-
-const DataType kFloatTypes[] = {DataType::kFloat, DataType::kFloat16, DataType::kBfloat16};
 
 // Which of the four outputs of the Skip operators a case asks for: the
 // first alone, all four, or the first and the sum with the statistics left

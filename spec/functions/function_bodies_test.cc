@@ -17,6 +17,7 @@ using testing_util::BodyComparison;
 using testing_util::Draw;
 using testing_util::FloatAttr;
 using testing_util::IntAttr;
+using testing_util::kFloatTypes;
 using testing_util::ShapeLabel;
 using testing_util::SingleNode;
 using testing_util::SpecTolerancePolicy;
@@ -71,8 +72,6 @@ int ExpectBodyMatchesKernel(const std::vector<BodyCase>& cases, int narrow_steps
   }
   return run;
 }
-
-const DataType kFloatTypes[] = {DataType::kFloat, DataType::kFloat16, DataType::kBfloat16};
 
 TEST(FunctionBodiesTest, StandardLibraryDefinesEachCheckedOperator) {
   for (const char* op : {"Swish", "SwiGLU", "RMSNormalization", "RotaryEmbedding", "TensorScatter"}) {

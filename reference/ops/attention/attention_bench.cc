@@ -12,7 +12,7 @@
 namespace parity {
 namespace {
 
-Tensor RandomFloats(Shape shape, uint32_t seed) {
+Tensor RandomNormalFloats(Shape shape, uint32_t seed) {
   StatusOr<Tensor> t = Tensor::Create(DataType::kFloat, std::move(shape));
   std::mt19937 gen(seed);
   std::normal_distribution<float> normal;
@@ -24,9 +24,9 @@ Tensor RandomFloats(Shape shape, uint32_t seed) {
 void BM_AttentionCausal(benchmark::State& state) {
   const int64_t heads = 32, seq = state.range(0), size = 128;
   SetThreadCount(static_cast<int>(state.range(1)));
-  const Tensor q = RandomFloats({1, heads, seq, size}, 1);
-  const Tensor k = RandomFloats({1, heads, seq, size}, 2);
-  const Tensor v = RandomFloats({1, heads, seq, size}, 3);
+  const Tensor q = RandomNormalFloats({1, heads, seq, size}, 1);
+  const Tensor k = RandomNormalFloats({1, heads, seq, size}, 2);
+  const Tensor v = RandomNormalFloats({1, heads, seq, size}, 3);
   const NodeRunner runner =
       NodeRunner("Attention").Opset(23).Input(q).Input(k).Input(v).Attr("is_causal", int64_t{1});
   for (auto _ : state) {

@@ -11,14 +11,10 @@ namespace parity::ops::attention {
 namespace {
 
 using testing_util::Doubles;
+using testing_util::ExpectNear;
 using testing_util::Make;
 using testing_util::RunError;
 using testing_util::RunOk;
-
-void ExpectNear(const std::vector<double>& got, const std::vector<double>& want, double tol = 1e-6) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "at " << i;
-}
 
 NodeRunner Node() {
   NodeRunner runner("FlexAttention", "ai.onnx.preview");

@@ -5,17 +5,14 @@
 #include <cmath>
 
 #include "reference/ops/node_runner.h"
+#include "reference/ops/test_builders.h"
 
 namespace parity::ops::attention {
 namespace {
 
-Tensor Floats(Shape shape, const std::vector<double>& values, DataType type = DataType::kFloat) {
-  return Tensor::FromDoubles(type, std::move(shape), values).value();
-}
-void ExpectNear(const std::vector<double>& got, const std::vector<double>& want, double tol = 1e-6) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "at " << i;
-}
+using testing_util::ExpectNear;
+using testing_util::Floats;
+using testing_util::Make;
 
 // A LinearAttention node with `heads` query and `kv_heads` key/value heads.
 NodeRunner Node(const std::string& rule, int64_t heads = 1, int64_t kv_heads = 1) {
@@ -145,9 +142,9 @@ TEST(LinearAttention, ABetaOfWidthOneIsSharedByAllHeads) {
 
 TEST(LinearAttention, PresentStateTakesThePastStatesType) {
   auto out = Node("linear")
-                 .Input(Floats({1, 1, 1}, {1}, DataType::kFloat16))
-                 .Input(Floats({1, 1, 1}, {1}, DataType::kFloat16))
-                 .Input(Floats({1, 1, 1}, {1}, DataType::kFloat16))
+                 .Input(Make(DataType::kFloat16, {1, 1, 1}, {1}))
+                 .Input(Make(DataType::kFloat16, {1, 1, 1}, {1}))
+                 .Input(Make(DataType::kFloat16, {1, 1, 1}, {1}))
                  .Input(Floats({1, 1, 1, 1}, {0.1}))
                  .Run();
   ASSERT_TRUE(out.ok()) << out.status().ToString();

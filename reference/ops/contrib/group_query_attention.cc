@@ -15,13 +15,22 @@ namespace {
 
 // Input positions, as ONNX Runtime numbers them; cos_cache (7) and the
 // inputs after it are outside the subset this version defines.
-enum : size_t { kQuery = 0, kKey, kValue, kPastKey, kPastValue, kSeqlensK, kTotalLength, kInputs };
+enum : size_t {
+  kGqaQuery = 0,
+  kGqaKey,
+  kGqaValue,
+  kGqaPastKey,
+  kGqaPastValue,
+  kGqaSeqlensK,
+  kGqaTotalLength,
+  kGqaInputs
+};
 
 }  // namespace
 
 StatusOr<std::vector<Value>> GroupQueryAttention(const KernelContext &ctx) {
-  if (ctx.input_count() > kInputs) {
-    return ctx.Error("takes at most ", kInputs, " inputs (rotary caches, position_ids, attention_bias, head_sink ",
+  if (ctx.input_count() > kGqaInputs) {
+    return ctx.Error("takes at most ", kGqaInputs, " inputs (rotary caches, position_ids, attention_bias, head_sink ",
                      "and cache scales are not defined here), got ", ctx.input_count());
   }
   if (ctx.output_count() > 3) {
@@ -39,12 +48,12 @@ StatusOr<std::vector<Value>> GroupQueryAttention(const KernelContext &ctx) {
   if (heads <= 0 || kv_heads <= 0 || heads % kv_heads != 0) {
     return ctx.Error("num_heads (", heads, ") must be a positive multiple of kv_num_heads (", kv_heads, ")");
   }
-  PARITY_ASSIGN_OR_RETURN(const Tensor *query, ctx.RequireTensor(kQuery));
-  if (!ctx.has_input(kKey) || !ctx.has_input(kValue)) {
+  PARITY_ASSIGN_OR_RETURN(const Tensor *query, ctx.RequireTensor(kGqaQuery));
+  if (!ctx.has_input(kGqaKey) || !ctx.has_input(kGqaValue)) {
     return ctx.Error("key and value are required (the packed QKV layout is not defined here)");
   }
-  PARITY_ASSIGN_OR_RETURN(const Tensor *key, ctx.RequireTensor(kKey));
-  PARITY_ASSIGN_OR_RETURN(const Tensor *value, ctx.RequireTensor(kValue));
+  PARITY_ASSIGN_OR_RETURN(const Tensor *key, ctx.RequireTensor(kGqaKey));
+  PARITY_ASSIGN_OR_RETURN(const Tensor *value, ctx.RequireTensor(kGqaValue));
   const DataType dtype = query->dtype();
   PARITY_RETURN_IF_ERROR(RequireFloat32OrHalf(ctx, *query, "query"));
   if (key->dtype() != dtype || value->dtype() != dtype) {
@@ -63,14 +72,14 @@ StatusOr<std::vector<Value>> GroupQueryAttention(const KernelContext &ctx) {
     return ctx.Error("key ", key->Description(), " and value ", value->Description(), " must be [", batch, ", ", q_len,
                      ", ", kv_heads * head, "] (as many new keys as queries, kv_num_heads heads of query's size)");
   }
-  if (ctx.has_input(kPastKey) != ctx.has_input(kPastValue)) {
+  if (ctx.has_input(kGqaPastKey) != ctx.has_input(kGqaPastValue)) {
     return ctx.Error("past_key and past_value must be given together");
   }
   int64_t past_len = 0;
   std::vector<double> past_k, past_v;
-  if (ctx.has_input(kPastKey)) {
-    PARITY_ASSIGN_OR_RETURN(const Tensor *pk, ctx.RequireTensor(kPastKey));
-    PARITY_ASSIGN_OR_RETURN(const Tensor *pv, ctx.RequireTensor(kPastValue));
+  if (ctx.has_input(kGqaPastKey)) {
+    PARITY_ASSIGN_OR_RETURN(const Tensor *pk, ctx.RequireTensor(kGqaPastKey));
+    PARITY_ASSIGN_OR_RETURN(const Tensor *pv, ctx.RequireTensor(kGqaPastValue));
     past_len = pk->rank() == 4 ? pk->dim(2) : -1;
     if (pk->dtype() != dtype || pv->dtype() != dtype || pk->shape() != Shape{batch, kv_heads, past_len, head} ||
         pv->shape() != pk->shape()) {
@@ -80,11 +89,11 @@ StatusOr<std::vector<Value>> GroupQueryAttention(const KernelContext &ctx) {
     past_k = pk->ToDoubles();
     past_v = pv->ToDoubles();
   }
-  if (!ctx.has_input(kSeqlensK) || !ctx.has_input(kTotalLength)) {
+  if (!ctx.has_input(kGqaSeqlensK) || !ctx.has_input(kGqaTotalLength)) {
     return ctx.Error("seqlens_k and total_sequence_length are required");
   }
-  PARITY_ASSIGN_OR_RETURN(const Tensor *seqlens, ctx.RequireTensor(kSeqlensK));
-  PARITY_ASSIGN_OR_RETURN(const Tensor *total_t, ctx.RequireTensor(kTotalLength));
+  PARITY_ASSIGN_OR_RETURN(const Tensor *seqlens, ctx.RequireTensor(kGqaSeqlensK));
+  PARITY_ASSIGN_OR_RETURN(const Tensor *total_t, ctx.RequireTensor(kGqaTotalLength));
   if (seqlens->dtype() != DataType::kInt32 || seqlens->shape() != Shape{batch}) {
     return ctx.Error("seqlens_k must be int32 [", batch, "], got ", seqlens->Description());
   }

@@ -14,7 +14,17 @@ namespace {
 
 // Input positions, as ONNX Runtime numbers them; bias (3) and the inputs
 // after past_value are outside the subset this version defines.
-enum : size_t { kQuery = 0, kKey, kValue, kBias, kPaddingMask, kAttentionBias, kPastKey, kPastValue, kInputs };
+enum : size_t {
+  kMhaQuery = 0,
+  kMhaKey,
+  kMhaValue,
+  kMhaBias,
+  kMhaPaddingMask,
+  kMhaAttentionBias,
+  kMhaPastKey,
+  kMhaPastValue,
+  kMhaInputs
+};
 
 Status RequireType(const KernelContext &ctx, const Tensor &t, DataType dtype, const char *what) {
   if (t.dtype() != dtype) {
@@ -33,25 +43,25 @@ double RoundedTo(DataType dtype, double v) {
 }  // namespace
 
 StatusOr<std::vector<Value>> MultiHeadAttention(const KernelContext &ctx) {
-  if (ctx.input_count() > kInputs) {
-    return ctx.Error("takes at most ", kInputs, " inputs (past_sequence_length and cache_indirection are not ",
+  if (ctx.input_count() > kMhaInputs) {
+    return ctx.Error("takes at most ", kMhaInputs, " inputs (past_sequence_length and cache_indirection are not ",
                      "defined here), got ", ctx.input_count());
   }
   if (ctx.output_count() > 3) {
     return ctx.Error("has at most 3 outputs (the qk output is not defined here), got ", ctx.output_count());
   }
-  if (ctx.has_input(kBias)) return ctx.Error("input 'bias' (packed projection bias) is not defined here");
+  if (ctx.has_input(kMhaBias)) return ctx.Error("input 'bias' (packed projection bias) is not defined here");
   if (!ctx.has_attribute("num_heads")) return ctx.Error("attribute 'num_heads' is required");
   const int64_t heads = ctx.GetInt("num_heads", 0);
   if (heads <= 0) return ctx.Error("num_heads must be positive, got ", heads);
-  PARITY_ASSIGN_OR_RETURN(const Tensor *query, ctx.RequireTensor(kQuery));
-  if (!ctx.has_input(kKey) || !ctx.has_input(kValue)) {
+  PARITY_ASSIGN_OR_RETURN(const Tensor *query, ctx.RequireTensor(kMhaQuery));
+  if (!ctx.has_input(kMhaKey) || !ctx.has_input(kMhaValue)) {
     return ctx.Error(
         "key and value are required (packed QKV/KV layouts are "
         "not defined here)");
   }
-  PARITY_ASSIGN_OR_RETURN(const Tensor *key, ctx.RequireTensor(kKey));
-  PARITY_ASSIGN_OR_RETURN(const Tensor *value, ctx.RequireTensor(kValue));
+  PARITY_ASSIGN_OR_RETURN(const Tensor *key, ctx.RequireTensor(kMhaKey));
+  PARITY_ASSIGN_OR_RETURN(const Tensor *value, ctx.RequireTensor(kMhaValue));
   const DataType dtype = query->dtype();
   PARITY_RETURN_IF_ERROR(RequireFloat32OrHalf(ctx, *query, "query"));
   PARITY_RETURN_IF_ERROR(RequireType(ctx, *key, dtype, "key"));
@@ -70,14 +80,14 @@ StatusOr<std::vector<Value>> MultiHeadAttention(const KernelContext &ctx) {
     return ctx.Error("key ", key->Description(), " and value ", value->Description(), " do not fit query ",
                      query->Description());
   }
-  if (ctx.has_input(kPastKey) != ctx.has_input(kPastValue)) {
+  if (ctx.has_input(kMhaPastKey) != ctx.has_input(kMhaPastValue)) {
     return ctx.Error("past_key and past_value must be given together");
   }
   int64_t past_len = 0;
   std::vector<double> past_k, past_v;
-  if (ctx.has_input(kPastKey)) {
-    PARITY_ASSIGN_OR_RETURN(const Tensor *pk, ctx.RequireTensor(kPastKey));
-    PARITY_ASSIGN_OR_RETURN(const Tensor *pv, ctx.RequireTensor(kPastValue));
+  if (ctx.has_input(kMhaPastKey)) {
+    PARITY_ASSIGN_OR_RETURN(const Tensor *pk, ctx.RequireTensor(kMhaPastKey));
+    PARITY_ASSIGN_OR_RETURN(const Tensor *pv, ctx.RequireTensor(kMhaPastValue));
     PARITY_RETURN_IF_ERROR(RequireType(ctx, *pk, dtype, "past_key"));
     PARITY_RETURN_IF_ERROR(RequireType(ctx, *pv, dtype, "past_value"));
     past_len = pk->rank() == 4 ? pk->dim(2) : -1;
@@ -93,8 +103,8 @@ StatusOr<std::vector<Value>> MultiHeadAttention(const KernelContext &ctx) {
   // blocked[b][i][j]: key j is padded or in query i's future.
   std::vector<char> blocked(static_cast<size_t>(batch * q_len * total), 0);
   auto block_at = [&](int64_t b, int64_t i, int64_t j) -> char & { return blocked[(b * q_len + i) * total + j]; };
-  if (ctx.has_input(kPaddingMask)) {
-    PARITY_ASSIGN_OR_RETURN(const Tensor *mask, ctx.RequireTensor(kPaddingMask));
+  if (ctx.has_input(kMhaPaddingMask)) {
+    PARITY_ASSIGN_OR_RETURN(const Tensor *mask, ctx.RequireTensor(kMhaPaddingMask));
     if (mask->dtype() != DataType::kInt32)
       return ctx.Error("key_padding_mask must be int32, got ", mask->Description());
     const std::vector<int64_t> m = mask->ToInt64s();
@@ -121,8 +131,8 @@ StatusOr<std::vector<Value>> MultiHeadAttention(const KernelContext &ctx) {
   }
   std::vector<double> attn_bias;
   Shape bias_shape;
-  if (ctx.has_input(kAttentionBias)) {
-    PARITY_ASSIGN_OR_RETURN(const Tensor *ab, ctx.RequireTensor(kAttentionBias));
+  if (ctx.has_input(kMhaAttentionBias)) {
+    PARITY_ASSIGN_OR_RETURN(const Tensor *ab, ctx.RequireTensor(kMhaAttentionBias));
     PARITY_RETURN_IF_ERROR(RequireType(ctx, *ab, dtype, "attention_bias"));
     if (ab->rank() != 4 || (ab->dim(0) != batch && ab->dim(0) != 1) || (ab->dim(1) != heads && ab->dim(1) != 1) ||
         ab->dim(2) != q_len || ab->dim(3) != total) {

@@ -12,17 +12,8 @@ namespace {
 
 using testing_util::Floats;
 using testing_util::MakeInts;
-
-std::vector<Value> RunAll(const NodeRunner &runner) {
-  StatusOr<std::vector<Value>> out = runner.Run();
-  EXPECT_TRUE(out.ok()) << out.status().ToString();
-  return out.ok() ? std::move(out).value() : std::vector<Value>{};
-}
-
-std::string RunErrorOf(const NodeRunner &runner) {
-  StatusOr<std::vector<Value>> out = runner.Run();
-  return out.ok() ? "" : out.status().message();
-}
+using testing_util::RunAllOk;
+using testing_util::RunError;
 
 // One head of size 2, one query [1, 0] and two keys [1, 0] and [0, 1] with
 // values 1 and 3: the scores are 1/sqrt(2) and 0.
@@ -35,7 +26,7 @@ NodeRunner TwoKeys() {
 }
 
 TEST(MultiHeadAttentionTest, SoftmaxOfScaledScoresWeighsValues) {
-  std::vector<Value> out = RunAll(TwoKeys());
+  std::vector<Value> out = RunAllOk(TwoKeys());
   ASSERT_EQ(out.size(), 1u);
   const double w0 = 1 / (1 + std::exp(-1 / std::sqrt(2.0)));
   EXPECT_EQ(out[0].tensor().shape(), (Shape{1, 1, 1}));
@@ -43,7 +34,7 @@ TEST(MultiHeadAttentionTest, SoftmaxOfScaledScoresWeighsValues) {
 }
 
 TEST(MultiHeadAttentionTest, ScaleAttributeReplacesDefault) {
-  std::vector<Value> out = RunAll(TwoKeys().Attr("scale", 2.0f));
+  std::vector<Value> out = RunAllOk(TwoKeys().Attr("scale", 2.0f));
   ASSERT_EQ(out.size(), 1u);
   const double w0 = 1 / (1 + std::exp(-2.0));
   EXPECT_NEAR(out[0].tensor().GetDouble(0), w0 + (1 - w0) * 3, 1e-6);
@@ -52,12 +43,12 @@ TEST(MultiHeadAttentionTest, ScaleAttributeReplacesDefault) {
 TEST(MultiHeadAttentionTest, BlockedKeysGetMaskFilterValueNotMinusInfinity) {
   // Lengths [1] block key 1: with the default -10000 its weight is exp(-10000)
   // = 0.
-  std::vector<Value> out = RunAll(TwoKeys().AbsentInput().Input(MakeInts(DataType::kInt32, {1}, {1})));
+  std::vector<Value> out = RunAllOk(TwoKeys().AbsentInput().Input(MakeInts(DataType::kInt32, {1}, {1})));
   ASSERT_EQ(out.size(), 1u);
   EXPECT_DOUBLE_EQ(out[0].tensor().GetDouble(0), 1.0);
   // With mask_filter_value -1 the blocked key keeps weight: scores 1/sqrt(2)
   // and -1.
-  out = RunAll(
+  out = RunAllOk(
       TwoKeys().Attr("mask_filter_value", -1.0f).AbsentInput().Input(MakeInts(DataType::kInt32, {1, 2}, {1, 0})));
   ASSERT_EQ(out.size(), 1u);
   const double w0 = 1 / (1 + std::exp(-1 - 1 / std::sqrt(2.0)));
@@ -66,7 +57,7 @@ TEST(MultiHeadAttentionTest, BlockedKeysGetMaskFilterValueNotMinusInfinity) {
 
 TEST(MultiHeadAttentionTest, AttentionBiasIsAddedToScaledScores) {
   std::vector<Value> out =
-      RunAll(TwoKeys().AbsentInput().AbsentInput().Input(Floats({1, 1, 1, 2}, {0, 1})).Attr("scale", 1.0f));
+      RunAllOk(TwoKeys().AbsentInput().AbsentInput().Input(Floats({1, 1, 1, 2}, {0, 1})).Attr("scale", 1.0f));
   ASSERT_EQ(out.size(), 1u);
   // Scores 1 + 0 and 0 + 1 are equal: the mean of the values.
   EXPECT_NEAR(out[0].tensor().GetDouble(0), 2.0, 1e-6);
@@ -80,24 +71,24 @@ TEST(MultiHeadAttentionTest, UnidirectionalCountsCachedKeys) {
                                   .Input(Floats({1, 2, 1}, {5, 7}))
                                   .Attr("num_heads", int64_t{1})
                                   .Attr("unidirectional", int64_t{1}));
-  std::vector<Value> out = RunAll(self);
+  std::vector<Value> out = RunAllOk(self);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_DOUBLE_EQ(out[0].tensor().GetDouble(0), 5.0);
   EXPECT_NEAR(out[0].tensor().GetDouble(1), 6.0, 1e-12);
   // One query after one cached key sits at position 1 and sees both keys;
   // the present outputs are past ++ new in [B, N, T, D].
-  out = RunAll(NodeRunner("MultiHeadAttention", kDomain)
-                   .Outputs(3)
-                   .Input(Floats({1, 1, 1}, {1}))
-                   .Input(Floats({1, 1, 1}, {0}))
-                   .Input(Floats({1, 1, 1}, {7}))
-                   .AbsentInput()
-                   .AbsentInput()
-                   .AbsentInput()
-                   .Input(Floats({1, 1, 1, 1}, {0}))
-                   .Input(Floats({1, 1, 1, 1}, {5}))
-                   .Attr("num_heads", int64_t{1})
-                   .Attr("unidirectional", int64_t{1}));
+  out = RunAllOk(NodeRunner("MultiHeadAttention", kDomain)
+                     .Outputs(3)
+                     .Input(Floats({1, 1, 1}, {1}))
+                     .Input(Floats({1, 1, 1}, {0}))
+                     .Input(Floats({1, 1, 1}, {7}))
+                     .AbsentInput()
+                     .AbsentInput()
+                     .AbsentInput()
+                     .Input(Floats({1, 1, 1, 1}, {0}))
+                     .Input(Floats({1, 1, 1, 1}, {5}))
+                     .Attr("num_heads", int64_t{1})
+                     .Attr("unidirectional", int64_t{1}));
   ASSERT_EQ(out.size(), 3u);
   EXPECT_NEAR(out[0].tensor().GetDouble(0), 6.0, 1e-12);
   EXPECT_EQ(out[1].tensor().shape(), (Shape{1, 1, 2, 1}));
@@ -107,34 +98,34 @@ TEST(MultiHeadAttentionTest, UnidirectionalCountsCachedKeys) {
 TEST(MultiHeadAttentionTest, HeadsSplitTheHiddenAxis) {
   // Two heads of size 1: head 0 attends to key 0 (score 4 vs -4), head 1 to
   // key 1; the value heads are read from the same split.
-  std::vector<Value> out = RunAll(NodeRunner("MultiHeadAttention", kDomain)
-                                      .Input(Floats({1, 1, 2}, {1, -1}))
-                                      .Input(Floats({1, 2, 2}, {40, 40, -40, -40}))
-                                      .Input(Floats({1, 2, 2}, {1, 2, 3, 4}))
-                                      .Attr("num_heads", int64_t{2}));
+  std::vector<Value> out = RunAllOk(NodeRunner("MultiHeadAttention", kDomain)
+                                        .Input(Floats({1, 1, 2}, {1, -1}))
+                                        .Input(Floats({1, 2, 2}, {40, 40, -40, -40}))
+                                        .Input(Floats({1, 2, 2}, {1, 2, 3, 4}))
+                                        .Attr("num_heads", int64_t{2}));
   ASSERT_EQ(out.size(), 1u);
   EXPECT_NEAR(out[0].tensor().GetDouble(0), 1.0, 1e-12);
   EXPECT_NEAR(out[0].tensor().GetDouble(1), 4.0, 1e-12);
 }
 
 TEST(MultiHeadAttentionTest, RejectsWhatThisVersionDoesNotDefine) {
-  EXPECT_NE(RunErrorOf(TwoKeys().Input(Floats({3}, {0, 0, 0}))).find("bias"), std::string::npos);
-  EXPECT_NE(RunErrorOf(TwoKeys().Attr("scale", 0.0f)).find("scale 0"), std::string::npos);
+  EXPECT_NE(RunError(TwoKeys().Input(Floats({3}, {0, 0, 0}))).find("bias"), std::string::npos);
+  EXPECT_NE(RunError(TwoKeys().Attr("scale", 0.0f)).find("scale 0"), std::string::npos);
   EXPECT_NE(
-      RunErrorOf(TwoKeys().AbsentInput().Input(MakeInts(DataType::kInt32, {1, 3}, {1, 1, 1}))).find("key_padding_mask"),
+      RunError(TwoKeys().AbsentInput().Input(MakeInts(DataType::kInt32, {1, 3}, {1, 1, 1}))).find("key_padding_mask"),
       std::string::npos);
-  EXPECT_NE(RunErrorOf(TwoKeys().Outputs(4)).find("qk"), std::string::npos);
-  EXPECT_NE(RunErrorOf(NodeRunner("MultiHeadAttention", kDomain)
-                           .Input(Floats({1, 1, 2}, {1, 0}))
-                           .Input(Floats({1, 2, 2}, {1, 0, 0, 1}))
-                           .Input(Floats({1, 2, 1}, {1, 3})))
+  EXPECT_NE(RunError(TwoKeys().Outputs(4)).find("qk"), std::string::npos);
+  EXPECT_NE(RunError(NodeRunner("MultiHeadAttention", kDomain)
+                         .Input(Floats({1, 1, 2}, {1, 0}))
+                         .Input(Floats({1, 2, 2}, {1, 0, 0, 1}))
+                         .Input(Floats({1, 2, 1}, {1, 3})))
                 .find("num_heads"),
             std::string::npos);
-  EXPECT_NE(RunErrorOf(NodeRunner("MultiHeadAttention", kDomain)
-                           .Input(Floats({1, 1, 2}, {1, 0}))
-                           .Input(Floats({1, 2, 2}, {1, 0, 0, 1}))
-                           .Input(Floats({1, 2, 1}, {1, 3}))
-                           .Attr("num_heads", int64_t{3}))
+  EXPECT_NE(RunError(NodeRunner("MultiHeadAttention", kDomain)
+                         .Input(Floats({1, 1, 2}, {1, 0}))
+                         .Input(Floats({1, 2, 2}, {1, 0, 0, 1}))
+                         .Input(Floats({1, 2, 1}, {1, 3}))
+                         .Attr("num_heads", int64_t{3}))
                 .find("multiples of num_heads"),
             std::string::npos);
 }

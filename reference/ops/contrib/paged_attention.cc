@@ -17,15 +17,15 @@ namespace {
 // Input positions, as ONNX Runtime numbers them; cos_cache (8) and the
 // inputs after it are outside the subset this version defines.
 enum : size_t {
-  kQuery = 0,
-  kKey,
-  kValue,
-  kKeyCache,
-  kValueCache,
-  kCumulative,
-  kPastSeqlens,
-  kBlockTable,
-  kInputs
+  kPagedQuery = 0,
+  kPagedKey,
+  kPagedValue,
+  kPagedKeyCache,
+  kPagedValueCache,
+  kPagedCumulative,
+  kPagedPastSeqlens,
+  kPagedBlockTable,
+  kPagedInputs
 };
 
 // Attributes whose only value defined here is ONNX Runtime's default.
@@ -53,9 +53,9 @@ Status CheckDefaults(const KernelContext &ctx) {
 }  // namespace
 
 StatusOr<std::vector<Value>> PagedAttention(const KernelContext &ctx) {
-  if (ctx.input_count() > kInputs) {
-    return ctx.Error("takes at most ", kInputs, " inputs (rotary caches, slot_mapping, head_sink, q/k norms, cache ",
-                     "scales and attention_metadata are not defined here), got ", ctx.input_count());
+  if (ctx.input_count() > kPagedInputs) {
+    return ctx.Error("takes at most ", kPagedInputs, " inputs (rotary caches, slot_mapping, head_sink, q/k norms, ",
+                     "cache scales and attention_metadata are not defined here), got ", ctx.input_count());
   }
   if (ctx.output_count() > 3) return ctx.Error("has at most 3 outputs, got ", ctx.output_count());
   PARITY_RETURN_IF_ERROR(CheckDefaults(ctx));
@@ -66,21 +66,21 @@ StatusOr<std::vector<Value>> PagedAttention(const KernelContext &ctx) {
   if (heads <= 0 || kv_heads <= 0 || heads % kv_heads != 0) {
     return ctx.Error("num_heads (", heads, ") must be a positive multiple of kv_num_heads (", kv_heads, ")");
   }
-  for (size_t i = 0; i < kInputs; ++i) {
+  for (size_t i = 0; i < kPagedInputs; ++i) {
     if (!ctx.has_input(i)) {
       return ctx.Error("inputs 0-7 (query, key, value, key_cache, value_cache, cumulative_sequence_length, ",
                        "past_seqlens, block_table) are required (packed QKV and the latent layout are not defined ",
                        "here); input ", i, " is absent");
     }
   }
-  PARITY_ASSIGN_OR_RETURN(const Tensor *query, ctx.RequireTensor(kQuery));
-  PARITY_ASSIGN_OR_RETURN(const Tensor *key, ctx.RequireTensor(kKey));
-  PARITY_ASSIGN_OR_RETURN(const Tensor *value, ctx.RequireTensor(kValue));
-  PARITY_ASSIGN_OR_RETURN(const Tensor *key_cache, ctx.RequireTensor(kKeyCache));
-  PARITY_ASSIGN_OR_RETURN(const Tensor *value_cache, ctx.RequireTensor(kValueCache));
-  PARITY_ASSIGN_OR_RETURN(const Tensor *cumulative_t, ctx.RequireTensor(kCumulative));
-  PARITY_ASSIGN_OR_RETURN(const Tensor *past_t, ctx.RequireTensor(kPastSeqlens));
-  PARITY_ASSIGN_OR_RETURN(const Tensor *table_t, ctx.RequireTensor(kBlockTable));
+  PARITY_ASSIGN_OR_RETURN(const Tensor *query, ctx.RequireTensor(kPagedQuery));
+  PARITY_ASSIGN_OR_RETURN(const Tensor *key, ctx.RequireTensor(kPagedKey));
+  PARITY_ASSIGN_OR_RETURN(const Tensor *value, ctx.RequireTensor(kPagedValue));
+  PARITY_ASSIGN_OR_RETURN(const Tensor *key_cache, ctx.RequireTensor(kPagedKeyCache));
+  PARITY_ASSIGN_OR_RETURN(const Tensor *value_cache, ctx.RequireTensor(kPagedValueCache));
+  PARITY_ASSIGN_OR_RETURN(const Tensor *cumulative_t, ctx.RequireTensor(kPagedCumulative));
+  PARITY_ASSIGN_OR_RETURN(const Tensor *past_t, ctx.RequireTensor(kPagedPastSeqlens));
+  PARITY_ASSIGN_OR_RETURN(const Tensor *table_t, ctx.RequireTensor(kPagedBlockTable));
   const DataType dtype = query->dtype();
   PARITY_RETURN_IF_ERROR(RequireFloat32OrHalf(ctx, *query, "query"));
   if (query->rank() != 2 || query->dim(1) % heads != 0) {

@@ -15,7 +15,7 @@ using testing::Int64Tensor;
 using testing::MakeGraph;
 using testing::TestRegistry;
 
-NodeRunner Runner(const std::string& op, int64_t opset) {
+NodeRunner IfLoopRunner(const std::string& op, int64_t opset) {
   NodeRunner r(op);
   r.Opset(opset).Registry(&TestRegistry());
   return r;
@@ -26,7 +26,7 @@ TEST(If, RunsTheBranchTheConditionSelectsWithOuterScopeValues) {
   onnx::GraphProto then_branch = MakeGraph({}, {{"t"}}, {{"Identity", {"input_1"}, {"t"}}});
   onnx::GraphProto else_branch = MakeGraph({}, {{"e"}}, {{"Identity", {"input_2"}, {"e"}}});
   for (bool cond : {true, false}) {
-    auto out = Runner("If", 11)
+    auto out = IfLoopRunner("If", 11)
                    .Input(Bool(cond))
                    .ScopeInput(Value::FromTensor(Floats({2}, {1, 2})))
                    .ScopeInput(Value::FromTensor(Floats({3}, {7, 8, 9})))
@@ -40,7 +40,7 @@ TEST(If, RunsTheBranchTheConditionSelectsWithOuterScopeValues) {
 
 TEST(If, RejectsAConditionWithSeveralElements) {
   onnx::GraphProto branch = MakeGraph({}, {{"t"}}, {{"Identity", {"input_1"}, {"t"}}});
-  auto out = Runner("If", 11)
+  auto out = IfLoopRunner("If", 11)
                  .Input(Floats({2}, {1, 1}))
                  .ScopeInput(Value::FromTensor(Floats({1}, {0})))
                  .Attr("then_branch", branch)
@@ -58,7 +58,7 @@ onnx::GraphProto DoublingBody() {
 }
 
 TEST(Loop, CarriesValuesAndStacksScanOutputsAlongANewAxis) {
-  auto out = Runner("Loop", 11)
+  auto out = IfLoopRunner("Loop", 11)
                  .Input(Int64Tensor({}, {3}))
                  .Input(Bool(true))
                  .Input(Floats({2}, {1, -1}))
@@ -72,7 +72,7 @@ TEST(Loop, CarriesValuesAndStacksScanOutputsAlongANewAxis) {
 }
 
 TEST(Loop, ZeroIterationsGiveTheInitialValuesAndAnEmptyScanOutput) {
-  auto out = Runner("Loop", 11)
+  auto out = IfLoopRunner("Loop", 11)
                  .Input(Int64Tensor({}, {0}))
                  .Input(Bool(true))
                  .Input(Floats({2}, {1, -1}))
@@ -95,7 +95,7 @@ onnx::GraphProto CountingBody() {
 
 TEST(Loop, ACondInputStopsTheLoopWhenTheBodySaysSo) {
   // Iterations 0..3 run; the 4th (i = 3) returns false.
-  auto out = Runner("Loop", 13)
+  auto out = IfLoopRunner("Loop", 13)
                  .AbsentInput()
                  .Input(Bool(true))
                  .Input(Floats({}, {1}))
@@ -108,7 +108,7 @@ TEST(Loop, ACondInputStopsTheLoopWhenTheBodySaysSo) {
 }
 
 TEST(Loop, TheTripCountBoundsAWhileLoop) {
-  auto out = Runner("Loop", 13)
+  auto out = IfLoopRunner("Loop", 13)
                  .Input(Int64Tensor({}, {2}))
                  .Input(Bool(true))
                  .Input(Floats({}, {1}))
@@ -121,7 +121,7 @@ TEST(Loop, TheTripCountBoundsAWhileLoop) {
 }
 
 TEST(Loop, AFalseInitialCondRunsNoIteration) {
-  auto out = Runner("Loop", 13)
+  auto out = IfLoopRunner("Loop", 13)
                  .Input(Int64Tensor({}, {5}))
                  .Input(Bool(false))
                  .Input(Floats({}, {1}))
@@ -137,7 +137,12 @@ TEST(Loop, WithoutACondInputTheBodyCondIsIgnored) {
   onnx::GraphProto body =
       MakeGraph({{"i", DataType::kInt64}, {"c", DataType::kBool}, {"x"}}, {{"c_out", DataType::kBool}, {"x_out"}},
                 {{"Less", {"x", "x"}, {"c_out"}}, {"Add", {"x", "x"}, {"x_out"}}});  // c_out is always false
-  auto out = Runner("Loop", 16).Input(Int64Tensor({}, {3})).AbsentInput().Input(Floats({}, {1})).Attr("body", body).RunOne();
+  auto out = IfLoopRunner("Loop", 16)
+                 .Input(Int64Tensor({}, {3}))
+                 .AbsentInput()
+                 .Input(Floats({}, {1}))
+                 .Attr("body", body)
+                 .RunOne();
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(out->ToDoubles(), std::vector<double>({8}));
 }
@@ -148,7 +153,7 @@ TEST(Loop, CarriesSequences) {
       {{"c_out", DataType::kBool}, {"s_out", DataType::kInt64, {}, false, true}},
       {{"Identity", {"c"}, {"c_out"}}, {"SequenceInsert", {"s", "i"}, {"s_out"}}});
   Value empty = Value::FromSequence({}, DataType::kInt64);
-  auto out = Runner("Loop", 13).Input(Int64Tensor({}, {2})).AbsentInput().Input(empty).Attr("body", body).Run();
+  auto out = IfLoopRunner("Loop", 13).Input(Int64Tensor({}, {2})).AbsentInput().Input(empty).Attr("body", body).Run();
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   ASSERT_TRUE((*out)[0].is_sequence());
   ASSERT_EQ((*out)[0].sequence().size(), 2u);
@@ -167,14 +172,14 @@ TEST(Loop, WrapsACarriedValueInAnOptionalWhenTheBodyDeclaresOne) {
   declared->Clear();
   *declared->mutable_optional_type()->mutable_elem_type() = element;
   Value initial = Value::SomeOptional(Value::FromSequence({}, DataType::kInt64));
-  auto out = Runner("Loop", 16).Input(Int64Tensor({}, {3})).AbsentInput().Input(initial).Attr("body", body).Run();
+  auto out = IfLoopRunner("Loop", 16).Input(Int64Tensor({}, {3})).AbsentInput().Input(initial).Attr("body", body).Run();
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   ASSERT_TRUE((*out)[0].is_sequence());
   EXPECT_EQ((*out)[0].sequence().size(), 3u);
 }
 
 TEST(Loop, NeitherTripCountNorCondIsAnError) {
-  auto out = Runner("Loop", 11)
+  auto out = IfLoopRunner("Loop", 11)
                  .AbsentInput()
                  .AbsentInput()
                  .Input(Floats({}, {1}))

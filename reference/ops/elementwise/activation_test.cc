@@ -1,7 +1,6 @@
 // Tests of the activation functions: formulas and defaults of each schema,
 // stability at large |x|, NaN propagation, PRelu's slope broadcasting.
 #include <cmath>
-#include <limits>
 #include <numbers>
 
 #include "reference/ops/elementwise/test_support.h"
@@ -10,8 +9,6 @@ namespace parity::ops {
 namespace {
 
 using namespace elementwise_test;
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 TEST(ActivationTest, ReluOnFloatsAndIntegers) {
   EXPECT_EQ(Doubles(RunOk(Node("Relu", 14, {Make(DataType::kFloat, {-1, 0, 2})}))), (std::vector<double>{0, 0, 2}));

@@ -10,7 +10,6 @@ namespace {
 
 using namespace elementwise_test;
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 TEST(LogicTest, BooleanOperatorsWithBroadcast) {

@@ -10,8 +10,6 @@ namespace {
 
 using namespace elementwise_test;
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 TEST(MathTest, AbsNegSignOnIntegers) {
   const Tensor x = MakeInts(DataType::kInt8, {-128, -3, 0, 5});
   EXPECT_EQ(Int64s(RunOk(Node("Abs", 13, {x}))), (std::vector<int64_t>{-128, 3, 0, 5}));  // wraps like numpy

@@ -1,9 +1,10 @@
 // Helpers for the elementwise kernel tests: the shared builders of
-// reference/ops/test_builders.h, plus uint64 tensors and running one node
-// at a given opset.
+// reference/ops/test_builders.h, plus a quiet NaN, uint64 tensors and
+// running one node at a given opset.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,8 @@ using testing_util::MakeInts;
 using testing_util::MakeStrings;
 using testing_util::RunError;
 using testing_util::RunOk;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 inline Tensor MakeUint64s(const std::vector<uint64_t>& values) {
   StatusOr<Tensor> t = Tensor::Create(DataType::kUint64, {static_cast<int64_t>(values.size())});

@@ -10,8 +10,6 @@ namespace {
 
 using namespace elementwise_test;
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 TEST(VariadicTest, MaxMinOverThreeBroadcastInputs) {
   const Tensor a = Make(DataType::kFloat, {3}, {3, 2, 1});
   const Tensor b = Make(DataType::kFloat, {1}, {2});

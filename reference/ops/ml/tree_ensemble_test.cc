@@ -12,7 +12,7 @@ namespace {
 Tensor Values(DataType type, const std::vector<double>& values) {
   return Tensor::FromDoubles(type, {static_cast<int64_t>(values.size())}, values).value();
 }
-void ExpectNear(const std::vector<double>& got, const std::vector<double>& want, double tol = 1e-9) {
+void ExpectVeryNear(const std::vector<double>& got, const std::vector<double>& want, double tol = 1e-9) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "at " << i;
 }
@@ -81,7 +81,7 @@ TEST(TreeEnsemble, RowsFollowTheirBranchesToLeaves) {
                .RunOne();
   ASSERT_TRUE(y.ok()) << y.status().ToString();
   EXPECT_EQ(y->dtype(), DataType::kDouble);
-  ExpectNear(y->ToDoubles(), {5.23, 0, -12.23, 0, 0, 12.12, 0, 7.21});
+  ExpectVeryNear(y->ToDoubles(), {5.23, 0, -12.23, 0, 0, 12.12, 0, 7.21});
 }
 
 TEST(TreeEnsemble, MembershipSetsEndAtNaNAndMayHoldZero) {
@@ -93,7 +93,7 @@ TEST(TreeEnsemble, MembershipSetsEndAtNaNAndMayHoldZero) {
                .Attr("membership_values", Values(DataType::kFloat, {0, 2, nan}))
                .RunOne();
   ASSERT_TRUE(y.ok()) << y.status().ToString();
-  ExpectNear(y->ToDoubles(), {1, 0, 1, 0, 0, 1});
+  ExpectVeryNear(y->ToDoubles(), {1, 0, 1, 0, 0, 1});
   // A set without its closing NaN is malformed.
   EXPECT_FALSE(f.Runner(Rows({1, 1}, {0})).Attr("membership_values", Values(DataType::kFloat, {0, 2})).Run().ok());
 }
@@ -105,10 +105,10 @@ TEST(TreeEnsemble, MissingValuesFollowTheirFlag) {
   const Tensor x = Rows({2, 1}, {std::numeric_limits<double>::quiet_NaN(), 0});
   auto by_default = f.Runner(x).RunOne();
   ASSERT_TRUE(by_default.ok()) << by_default.status().ToString();
-  ExpectNear(by_default->ToDoubles(), {0, 1, 1, 0});  // NaN < 1 is false
+  ExpectVeryNear(by_default->ToDoubles(), {0, 1, 1, 0});  // NaN < 1 is false
   auto tracked = f.Runner(x).Attr("nodes_missing_value_tracks_true", std::vector<int64_t>{1}).RunOne();
   ASSERT_TRUE(tracked.ok()) << tracked.status().ToString();
-  ExpectNear(tracked->ToDoubles(), {1, 0, 1, 0});
+  ExpectVeryNear(tracked->ToDoubles(), {1, 0, 1, 0});
 }
 
 TEST(TreeEnsemble, AggregateFunctionsCombineTrees) {
@@ -133,7 +133,7 @@ TEST(TreeEnsemble, AOneLeafTreeIsTheLeafItsRootNames) {
   f.roots = {f.AddNode(0, 0, 0.0, leaf, true, leaf, true)};
   auto y = f.Runner(Rows({1, 1}, {5})).RunOne();
   ASSERT_TRUE(y.ok()) << y.status().ToString();
-  ExpectNear(y->ToDoubles(), {7});
+  ExpectVeryNear(y->ToDoubles(), {7});
 }
 
 TEST(TreeEnsemble, PostTransformsApplyPerRow) {
@@ -144,12 +144,12 @@ TEST(TreeEnsemble, PostTransformsApplyPerRow) {
     EXPECT_TRUE(y.ok()) << y.status().ToString();
     return y.ok() ? y->ToDoubles() : std::vector<double>{};
   };
-  ExpectNear(run({0, std::log(3.0)}, 1), {0.25, 0.75});
-  ExpectNear(run({0, 2}, 2), {0.5, 1 / (1 + std::exp(-2.0))});
-  ExpectNear(run({0, 1, 1}, 3), {0, 0.5, 0.5});
-  ExpectNear(run({0, 0}, 3), {0, 0});
+  ExpectVeryNear(run({0, std::log(3.0)}, 1), {0.25, 0.75});
+  ExpectVeryNear(run({0, 2}, 2), {0.5, 1 / (1 + std::exp(-2.0))});
+  ExpectVeryNear(run({0, 1, 1}, 3), {0, 0.5, 0.5});
+  ExpectVeryNear(run({0, 0}, 3), {0, 0});
   // probit(p) = sqrt(2) erfinv(2p - 1): Phi(1) = 0.8413447460685429.
-  ExpectNear(run({0.5, 0.8413447460685429, 0.02275013194817921}, 4), {0, 1, -2}, 1e-12);
+  ExpectVeryNear(run({0.5, 0.8413447460685429, 0.02275013194817921}, 4), {0, 1, -2}, 1e-12);
 }
 
 TEST(TreeEnsemble, RejectsMalformedForests) {

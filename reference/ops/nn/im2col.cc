@@ -8,8 +8,8 @@ namespace parity::ops::nn {
 
 namespace {
 
-// Ceiling division for a positive divisor.
-int64_t CeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
+// Ceiling division of a dividend of either sign by a positive divisor.
+int64_t SignedCeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
 
 }  // namespace
 
@@ -34,7 +34,7 @@ std::vector<std::vector<WindowSegment>> BlockSegments(const WindowMap& map, int6
     // Along the last axis the target is t * step + shift; it lies inside
     // [0, target) for grid coordinates t in [lo, hi).
     const int64_t shift = k[last] * map.dilations[last] - map.pad_begin[last];
-    const int64_t lo = CeilDiv(-shift, step);
+    const int64_t lo = SignedCeilDiv(-shift, step);
     const int64_t hi = FloorDiv(map.target[last] - 1 - shift, step) + 1;
     int64_t rest = begin;
     for (size_t a = rank; a-- > 0;) {

@@ -4,17 +4,15 @@
 #include <cmath>
 
 #include "reference/ops/node_runner.h"
+#include "reference/ops/test_builders.h"
 
 namespace parity::ops::rnn {
 namespace {
 
-Tensor Floats(Shape shape, const std::vector<double>& values, DataType type = DataType::kFloat) {
-  return Tensor::FromDoubles(type, std::move(shape), values).value();
-}
-void ExpectNear(const std::vector<double>& got, const std::vector<double>& want, double tol = 1e-6) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "at " << i;
-}
+using testing_util::ExpectNear;
+using testing_util::Floats;
+using testing_util::Make;
+
 NodeRunner Node() {
   NodeRunner runner("CausalConvWithState");
   runner.Opset(27).Outputs(2);
@@ -81,10 +79,10 @@ TEST(CausalConvWithState, Float16RoundsOnceAtTheEnd) {
   // float16 value; rounding after each addition would give 1 (ties to even twice).
   const double tiny = std::ldexp(1.0, -11);
   auto out = Node()
-                 .Input(Floats({1, 1, 1}, {1}, DataType::kFloat16))
-                 .Input(Floats({1, 1, 3}, {1, tiny, tiny}, DataType::kFloat16))
+                 .Input(Make(DataType::kFloat16, {1, 1, 1}, {1}))
+                 .Input(Make(DataType::kFloat16, {1, 1, 3}, {1, tiny, tiny}))
                  .AbsentInput()
-                 .Input(Floats({1, 1, 2}, {1, 1}, DataType::kFloat16))
+                 .Input(Make(DataType::kFloat16, {1, 1, 2}, {1, 1}))
                  .Run();
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ((*out)[0].tensor().dtype(), DataType::kFloat16);
@@ -100,7 +98,7 @@ TEST(CausalConvWithState, RejectsBadShapesTypesAndActivations) {
   EXPECT_FALSE(Node().Input(x).Input(Floats({2, 1, 0}, {})).Run().ok());               // k = 0
   EXPECT_FALSE(Node().Input(x).Input(w).Input(Floats({3}, {0, 0, 0})).Run().ok());     // bias length
   EXPECT_FALSE(Node().Input(x).Input(w).AbsentInput().Input(Floats({1, 2, 2}, {0, 0, 0, 0})).Run().ok());
-  EXPECT_FALSE(Node().Input(x).Input(Floats({2, 1, 2}, {1, 1, 1, 1}, DataType::kDouble)).Run().ok());
+  EXPECT_FALSE(Node().Input(x).Input(Make(DataType::kDouble, {2, 1, 2}, {1, 1, 1, 1})).Run().ok());
   EXPECT_FALSE(Node().Input(Floats({2, 3}, {1, 2, 3, 4, 5, 6})).Input(w).Run().ok());  // rank 2
 }
 

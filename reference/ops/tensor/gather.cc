@@ -16,12 +16,6 @@ StatusOr<const Tensor*> RequireIndices(const KernelContext& ctx, size_t i) {
   return t;
 }
 
-// Index `i` made non-negative for an axis of size `dim`, or an error.
-StatusOr<int64_t> CheckIndex(const KernelContext& ctx, int64_t i, int64_t dim) {
-  if (i < -dim || i >= dim) return ctx.Error("index ", i, " is out of range for an axis of size ", dim);
-  return i < 0 ? i + dim : i;
-}
-
 int64_t Product(const Shape& shape, size_t begin, size_t end) {
   int64_t p = 1;
   for (size_t a = begin; a < end; ++a) p *= shape[a];

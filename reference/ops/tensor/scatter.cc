@@ -104,11 +104,6 @@ class ScatterTarget {
   std::vector<uint64_t> ints_;  // signed values kept as their two's complement bits
 };
 
-StatusOr<int64_t> CheckIndex(const KernelContext& ctx, int64_t i, int64_t dim) {
-  if (i < -dim || i >= dim) return ctx.Error("index ", i, " is out of range for an axis of size ", dim);
-  return i < 0 ? i + dim : i;
-}
-
 }  // namespace
 
 KernelResult ScatterElementsKernel(const KernelContext& ctx) {

@@ -1,6 +1,5 @@
 // Tests of Slice, Pad and CenterCropPad.
 #include <limits>
-#include <numeric>
 
 #include "reference/ops/tensor/tensor_test_util.h"
 
@@ -8,12 +7,6 @@ namespace parity::ops::tensor {
 namespace {
 
 using namespace testing;  // NOLINT
-
-std::vector<double> Iota(int n) {
-  std::vector<double> v(static_cast<size_t>(n));
-  std::iota(v.begin(), v.end(), 0.0);
-  return v;
-}
 
 TEST(SliceTest, NegativeStepsAndClamping) {
   const Tensor x = Floats({5}, Iota(5));

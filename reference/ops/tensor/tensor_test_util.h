@@ -1,6 +1,7 @@
 // Small builders and matchers shared by the tensor family's unit tests.
 #pragma once
 
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,13 @@ inline Tensor Ints(Shape shape, const std::vector<int64_t>& values) { return Ten
 // A 1-D int64 tensor.
 inline Tensor Int64s(const std::vector<int64_t>& values) {
   return Tensor::FromInt64s({static_cast<int64_t>(values.size())}, values);
+}
+
+// 0, 1, ..., n - 1.
+inline std::vector<double> Iota(int n) {
+  std::vector<double> v(static_cast<size_t>(n));
+  std::iota(v.begin(), v.end(), 0.0);
+  return v;
 }
 
 inline Tensor Strings(Shape shape, const std::vector<std::string>& values) {

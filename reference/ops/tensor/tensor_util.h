@@ -1,6 +1,6 @@
 // Helpers shared by the tensor family's kernels: copying elements of any
 // type between tensors of the same dtype, reading integer lists from inputs
-// or attributes, normalising axis lists, and walking multi-indices.
+// or attributes, normalising axes and indices, and walking multi-indices.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +47,12 @@ StatusOr<std::vector<int64_t>> ReadIntegerInput(const KernelContext& ctx, size_t
 // range or (when `allow_duplicates` is false) one named twice.
 StatusOr<std::vector<int64_t>> NormalizeAxes(const KernelContext& ctx, const std::vector<int64_t>& axes,
                                              int64_t rank, bool allow_duplicates = false);
+
+// Index `i` made non-negative for an axis of size `dim`, or an error.
+inline StatusOr<int64_t> CheckIndex(const KernelContext& ctx, int64_t i, int64_t dim) {
+  if (i < -dim || i >= dim) return ctx.Error("index ", i, " is out of range for an axis of size ", dim);
+  return i < 0 ? i + dim : i;
+}
 
 // Advances a row-major multi-index over `shape`; returns false after the last.
 inline bool NextIndex(std::vector<int64_t>& index, const Shape& shape) {

@@ -1,18 +1,10 @@
 // Tests of Transpose, DepthToSpace and SpaceToDepth.
-#include <numeric>
-
 #include "reference/ops/tensor/tensor_test_util.h"
 
 namespace parity::ops::tensor {
 namespace {
 
 using namespace testing;  // NOLINT
-
-std::vector<double> Iota(int n) {
-  std::vector<double> v(static_cast<size_t>(n));
-  std::iota(v.begin(), v.end(), 0.0);
-  return v;
-}
 
 TEST(TransposeTest, DefaultReversesAxes) {
   Tensor y = RunOk(NodeRunner("Transpose").Input(Floats({2, 3}, Iota(6))));
