@@ -76,17 +76,28 @@ rm -rf "$work/malformed" "$work/seeds"
 .venv/bin/python fuzz/seeds.py --out "$work/seeds" --cases "${cases[@]}" --malformed "$work/malformed" \
   --python-protocol "$build/python"
 
-echo "== fuzz: ${seconds} s per target"
-for target in "${targets[@]}"; do
-  corpus="$work/corpus/$target"
-  artifacts="$work/artifacts/$target/"
+# The targets run side by side, one a core (each alone on its core for its
+# seconds), then each one's end is read in turn.
+parallel=${PARITY_FUZZ_JOBS:-$(nproc)}
+echo "== fuzz: ${seconds} s per target, ${parallel} at a time"
+fuzz_target() {
+  local target=$1 corpus="$work/corpus/$1" artifacts="$work/artifacts/$1/" status=0
   rm -rf "$artifacts"
   mkdir -p "$corpus" "$artifacts"
-  status=0
   "$build/fuzz/$target" "${limits[@]}" -max_total_time="$seconds" -print_final_stats=1 \
     -dict="$work/dict/$target.dict" -artifact_prefix="$artifacts" "$corpus" "$work/seeds/$target" \
     > "$work/$target.log" 2>&1 || status=$?
-  if [ "$status" -ne 0 ]; then
+  echo "$status" > "$work/$target.status"
+}
+for target in "${targets[@]}"; do
+  rm -f "$work/$target.status"
+  fuzz_target "$target" &
+  while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n || true; done
+done
+wait
+for target in "${targets[@]}"; do
+  status=$(cat "$work/$target.status" 2> /dev/null || echo "none (the run did not end)")
+  if [ "$status" != 0 ]; then
     tail -n 80 "$work/$target.log"
     crash=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$work/$target.log" | tail -n 1)
     echo "fuzz: $target crashed (exit status $status); the input: ${crash:-see $work/$target.log}" >&2
@@ -95,6 +106,6 @@ for target in "${targets[@]}"; do
   fi
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$target.log")
   coverage=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$work/$target.log" | sed -n 's/.*\(cov: [0-9]* ft: [0-9]*\).*/\1/p')
-  echo "$target: ${runs:-?} runs, ${coverage:-no coverage line}, corpus $(find "$corpus" -type f | wc -l) files"
+  echo "$target: ${runs:-?} runs, ${coverage:-no coverage line}, corpus $(find "$work/corpus/$target" -type f | wc -l) files"
 done
 echo "== fuzz: no crash"

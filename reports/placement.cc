@@ -7,6 +7,7 @@
 #include <set>
 
 #include "reports/format.h"
+#include "reports/stateful.h"
 
 namespace parity {
 
@@ -33,6 +34,11 @@ std::string PlacementCell(const PlacementTotals& t) {
   std::string cell = percent(t.NodeShare()) + " of " + std::to_string(t.NodeCount()) + " nodes · " +
                      percent(t.FlopShare()) + " of " + FormatFlops(t.KnownFlops()) + " FLOP";
   if (t.flops_unknown > 0) cell += " · " + std::to_string(t.flops_unknown) + " nodes' FLOPs unknown";
+  if (t.cost_cases > 0) {
+    cell += " · copied " + FormatBytes(static_cast<double>(t.copies.to_device_bytes)) + " to the device and " +
+            FormatBytes(static_cast<double>(t.copies.to_host_bytes)) + " back";
+    if (t.cost_cases < t.cases) cell += " (" + std::to_string(t.cost_cases) + " cases counted)";
+  }
   return cell;
 }
 

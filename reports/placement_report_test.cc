@@ -71,6 +71,20 @@ TEST(PlacementReportTest, NoKnownFlopsShowsNoFlopShare) {
   EXPECT_EQ(rows[0].cells[0], "100.0% of 2 nodes · – of 0 FLOP · 2 nodes' FLOPs unknown");
 }
 
+TEST(PlacementReportTest, ADevicesCopiesFollowItsShareWhereItCountsThem) {
+  json counted = Line("onnx_node", "test_matmul", {{"cuda", 1}, {"reference", 1}}, {{"cuda", 72}}, 1);
+  counted["device"] = "cuda";
+  counted["run_cost"] = {{"runs", 2}, {"to_device_copies", 3}, {"to_device_bytes", 3072},
+                         {"to_host_copies", 2}, {"to_host_bytes", 512}};
+  json uncounted = Line("onnx_node", "test_relu", {{"cuda", 1}}, {{"cuda", 8}}, 0);
+  uncounted["device"] = "cuda";
+  const std::vector<PlacementRow> rows = BuildPlacementRows({MakeRun("cuda", {counted, uncounted})});
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(rows[0].cells[0],
+            "66.7% of 3 nodes · 100.0% of 80 FLOP · 1 nodes' FLOPs unknown · copied 3.0 KiB to the device and 512 B "
+            "back (1 cases counted)");
+}
+
 TEST(PlacementReportTest, FlopsTakeAnSiPrefix) {
   EXPECT_EQ(FormatFlops(766), "766");
   EXPECT_EQ(FormatFlops(2113536), "2.11 M");

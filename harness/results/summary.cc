@@ -28,6 +28,13 @@ void Summary::Add(const CaseResult& r, bool counts_for_gate) {
 
 void PlacementTotals::Add(const CaseResult& r) {
   ++cases;
+  if (r.run_cost) {
+    ++cost_cases;
+    copies.to_device_copies += r.run_cost->to_device_copies;
+    copies.to_device_bytes += r.run_cost->to_device_bytes;
+    copies.to_host_copies += r.run_cost->to_host_copies;
+    copies.to_host_bytes += r.run_cost->to_host_bytes;
+  }
   int64_t case_nodes = 0;
   for (auto it = r.placement.begin(); it != r.placement.end(); ++it) {
     if (!it->is_number()) continue;  // a line of another tool's making; results.cc reads counts as they are
@@ -75,11 +82,19 @@ std::optional<double> PlacementTotals::FlopShare() const {
 
 nlohmann::json PlacementTotals::ToJson() const {
   auto share = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-  return {{"cases", cases},
-          {"nodes", nodes},
-          {"flops", flops},
-          {"flops_unknown_nodes", flops_unknown},
-          {"on_device", {{"nodes", share(NodeShare())}, {"flops", share(FlopShare())}}}};
+  nlohmann::json j = {{"cases", cases},
+                      {"nodes", nodes},
+                      {"flops", flops},
+                      {"flops_unknown_nodes", flops_unknown},
+                      {"on_device", {{"nodes", share(NodeShare())}, {"flops", share(FlopShare())}}}};
+  if (cost_cases > 0) {
+    j["copies"] = {{"cases", cost_cases},
+                   {"to_device_copies", copies.to_device_copies},
+                   {"to_device_bytes", copies.to_device_bytes},
+                   {"to_host_copies", copies.to_host_copies},
+                   {"to_host_bytes", copies.to_host_bytes}};
+  }
+  return j;
 }
 
 nlohmann::json VariantLoadStats(const std::vector<VariantLoadSample>& samples) {

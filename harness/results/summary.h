@@ -43,6 +43,10 @@ struct PlacementTotals {
   int64_t flops_unknown = 0;             // nodes whose FLOPs are not known
   int64_t nodes_on_device = 0;
   double flops_on_device = 0;
+  // The copies between the host and the device of the cases whose adapter
+  // counts them (ABI run_cost): the placement's price in traffic.
+  int cost_cases = 0;
+  RunCost copies;
 
   void Add(const CaseResult& result);
   int64_t NodeCount() const;
@@ -50,7 +54,9 @@ struct PlacementTotals {
   // Shares in [0, 1]; unset when there is nothing to divide by.
   std::optional<double> NodeShare() const;
   std::optional<double> FlopShare() const;
-  // {"cases", "nodes", "flops", "flops_unknown_nodes", "on_device": {"nodes", "flops"}}, shares null when unset.
+  // {"cases", "nodes", "flops", "flops_unknown_nodes", "on_device": {"nodes", "flops"}}, shares null when
+  // unset, and "copies" {"cases", "to_device_copies", "to_device_bytes", "to_host_copies", "to_host_bytes"}
+  // when some case counted them.
   nlohmann::json ToJson() const;
 };
 

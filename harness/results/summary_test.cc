@@ -75,6 +75,18 @@ TEST(SummaryPlacement, SharesOnTheDeviceOverallPerSuiteAndPerModel) {
   ASSERT_EQ(p["by_model"].size(), 1u);
   EXPECT_DOUBLE_EQ(p["by_model"]["llama"]["on_device"]["flops"].get<double>(), 0.9);
   EXPECT_EQ(p["by_model"]["llama"]["flops_unknown_nodes"], 2);
+  EXPECT_FALSE(p.contains("copies"));  // no adapter counted its copies
+  CaseResult counted = Placed("onnx_node", "test_gemm", 1, 0, 24, 0, 0);
+  counted.run_cost = RunCost{.runs = 2, .to_device_copies = 3, .to_device_bytes = 300, .to_host_copies = 1,
+                             .to_host_bytes = 40, .device_bytes = 0, .device_peak_bytes = 0};
+  s.Add(counted);
+  const json copies = s.ToJson()["placement"]["copies"];
+  EXPECT_EQ(copies["cases"], 1);
+  EXPECT_EQ(copies["to_device_copies"], 3);
+  EXPECT_EQ(copies["to_device_bytes"], 300);
+  EXPECT_EQ(copies["to_host_copies"], 1);
+  EXPECT_EQ(copies["to_host_bytes"], 40);
+  EXPECT_EQ(s.ToJson()["placement"]["by_suite"]["onnx_node"]["copies"]["to_device_bytes"], 300);
 }
 
 TEST(SummaryPlacement, NoKnownFlopsIsNoShareAndNoPlacementIsNoField) {

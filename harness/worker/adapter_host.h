@@ -87,7 +87,7 @@ class AdapterHost {
   WireResponse ReturnKept(OpenSession& open, WireRunDone& done);
 
   std::string path_;
-  void* library_;
+  [[maybe_unused]] void* library_;  // the adapter library dlopen gave, never closed: it lives with the process
   const parity_adapter_api* api_;
   bool has_capabilities_ = false;
   // ABI v2 slots, null when the table lacks them (version 1) or leaves them empty.
