@@ -23,20 +23,10 @@
 #include "adapters/cuda/cublaslt.h"
 #include "adapters/cuda/kernels.h"
 #include "adapters/cuda/lowerings.h"
+#include "adapters/device/quantized_claims.h"
 
 namespace parity::adapters::cuda {
 namespace {
-
-bool IsEightBit(std::optional<DataType> t) { return t && (*t == DataType::kInt8 || *t == DataType::kUint8); }
-
-// Element count of input i when its dims are static, else -1.
-int64_t StaticCount(const NodeView& view, int i) {
-  const std::vector<int64_t>* dims = view.input_dims(i);
-  if (!dims) return -1;
-  int64_t n = 1;
-  for (int64_t d : *dims) n *= d;
-  return n;
-}
 
 // A scale or zero point input: absent, or per tensor, or (`per_column`)
 // a 1-D of B's N columns.
@@ -48,14 +38,6 @@ Status RequireParameter(const NodeView& view, int i, const char* name, bool per_
   if (per_column && n == columns && view.input_rank(i) == 1) return Status::Ok();
   return NotLowered(name, " of ", n, " elements (the int8 path takes one", per_column ? ", or a 1-D of B's columns" : "",
                     ")");
-}
-
-Status RequireScaleType(const NodeView& view, int i) {
-  const std::optional<DataType> t = view.input_type(i);
-  if (!t || (*t != DataType::kFloat && *t != DataType::kFloat16 && *t != DataType::kBfloat16)) {
-    return NotLowered("scale input ", i, " is not a float32, float16 or bfloat16 tensor");
-  }
-  return Status::Ok();
 }
 
 // Where the runner's inputs are, by position; -1: not an input.
@@ -254,18 +236,6 @@ StatusOr<std::unique_ptr<LoweredNode>> Prepared(std::unique_ptr<LtInt8MatMulNode
   return std::unique_ptr<LoweredNode>(std::move(node));
 }
 
-Status RequireOperands(const NodeView& view, int a, int a_zero, int b, int b_zero) {
-  for (int i : {a, b}) {
-    if (!IsEightBit(view.input_type(i))) return NotLowered("input ", i, " is not int8 or uint8 (or its type is not known)");
-  }
-  for (auto [operand, zero] : {std::pair{a, a_zero}, std::pair{b, b_zero}}) {
-    if (view.has_input(zero) && view.input_type(zero) != view.input_type(operand)) {
-      return NotLowered("input ", zero, " (a zero point) is not of its operand's type");
-    }
-  }
-  return Status::Ok();
-}
-
 // B's columns when its dims are static, else -1.
 int64_t Columns(const NodeView& view, int b) {
   const std::vector<int64_t>* dims = view.input_dims(b);
@@ -273,7 +243,7 @@ int64_t Columns(const NodeView& view, int b) {
 }
 
 StatusOr<std::unique_ptr<LoweredNode>> LowerMatMulInteger(const NodeView& view) {
-  PARITY_RETURN_IF_ERROR(RequireOperands(view, 0, 2, 1, 3));
+  PARITY_RETURN_IF_ERROR(RequireEightBitOperands(view, 0, 2, 1, 3));
   PARITY_RETURN_IF_ERROR(RequireParameter(view, 2, "a_zero_point", false, 0));
   PARITY_RETURN_IF_ERROR(RequireParameter(view, 3, "b_zero_point", true, Columns(view, 1)));
   return Prepared(std::make_unique<LtInt8MatMulNode>(*view.input_type(0), *view.input_type(1), kMatMulInteger,
@@ -282,8 +252,8 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerMatMulInteger(const NodeView& view) 
 }
 
 StatusOr<std::unique_ptr<LoweredNode>> LowerQLinearMatMul(const NodeView& view) {
-  PARITY_RETURN_IF_ERROR(RequireOperands(view, 0, 2, 3, 5));
-  for (int i : {1, 4, 6}) PARITY_RETURN_IF_ERROR(RequireScaleType(view, i));
+  PARITY_RETURN_IF_ERROR(RequireEightBitOperands(view, 0, 2, 3, 5));
+  PARITY_RETURN_IF_ERROR(RequireScaleTypes(view, {1, 4, 6}));
   const int64_t n = Columns(view, 3);
   PARITY_RETURN_IF_ERROR(RequireParameter(view, 1, "a_scale", false, 0));
   PARITY_RETURN_IF_ERROR(RequireParameter(view, 2, "a_zero_point", false, 0));
@@ -339,20 +309,6 @@ StatusOr<std::optional<Dequantized>> FindDequantize(const RegionView& region, co
   return std::optional<Dequantized>(Dequantized{node.input(0), node.input(1), dq.has_input(2) ? node.input(2) : "", producer});
 }
 
-// The QuantizeLinear that alone reads the anchor's output: per tensor, from
-// float32 to int8 or uint8; -1 when there is none.
-int FindQuantize(const RegionView& region) {
-  const int q = region.sole_consumer(region.anchor());
-  if (q < 0) return -1;
-  const onnx::NodeProto& node = region.node(q);
-  if (node.op_type() != "QuantizeLinear" || !CanonicalDomain(node.domain()).empty()) return -1;
-  const NodeView view = region.view(q);
-  if (view.input_type(0) != DataType::kFloat || view.input_type(1) != DataType::kFloat || StaticCount(view, 1) != 1) return -1;
-  if (view.has_input(2) && StaticCount(view, 2) != 1) return -1;
-  if (!IsEightBit(view.output_type(0))) return -1;
-  return q;
-}
-
 StatusOr<std::optional<RegionClaim>> LowerQdqRegion(const RegionView& region) {
   const onnx::NodeProto& anchor = region.node(region.anchor());
   const NodeView view = region.view(region.anchor());
@@ -365,7 +321,7 @@ StatusOr<std::optional<RegionClaim>> LowerQdqRegion(const RegionView& region) {
   claim.inputs = {a->data, a->scale, a->zero, b->data, b->scale, b->zero};
   IntFinish finish = IntFinish::kFloat;
   DataType out_type = DataType::kFloat;
-  if (const int q = FindQuantize(region); q >= 0) {
+  if (const int q = FindQuantize(region, region.anchor()); q >= 0) {
     const onnx::NodeProto& qn = region.node(q);
     claim.nodes.push_back(q);
     claim.inputs.push_back(qn.input(1));

@@ -18,23 +18,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "adapters/device/quantized_claims.h"
 #include "adapters/onednn/lowerings.h"
 #include "adapters/onednn/primitive_node.h"
 #include "adapters/onednn/window.h"
 
 namespace parity::adapters::onednn {
 namespace {
-
-bool IsEightBit(std::optional<DataType> t) { return t && (*t == DataType::kInt8 || *t == DataType::kUint8); }
-
-// Element count of input i when its dims are static, else -1.
-int64_t StaticCount(const NodeView& view, int i) {
-  const std::vector<int64_t>* dims = view.input_dims(i);
-  if (!dims) return -1;
-  int64_t n = 1;
-  for (int64_t d : *dims) n *= d;
-  return n;
-}
 
 // A scale or zero point input: absent, or of `allowed` element counts.
 Status RequireCount(const NodeView& view, int i, const char* name, std::vector<int64_t> allowed) {
@@ -370,30 +360,6 @@ class IntConvNode final : public ShapedNode<ConvSumPlan> {
   Scaling scaling_;
 };
 
-// The claim's checks of the 8-bit operands and their zero points.
-Status RequireEightBit(const NodeView& view, int x, int x_zero, int w, int w_zero) {
-  for (int i : {x, w}) {
-    if (!IsEightBit(view.input_type(i))) return NotLowered("input ", i, " is not int8 or uint8 (or its type is not known)");
-  }
-  for (auto [operand, zero] : {std::pair{x, x_zero}, std::pair{w, w_zero}}) {
-    if (view.has_input(zero) && view.input_type(zero) != view.input_type(operand)) {
-      return NotLowered("input ", zero, " (a zero point) is not of its operand's type");
-    }
-  }
-  return Status::Ok();
-}
-
-Status RequireScales(const NodeView& view, std::vector<int> scales) {
-  for (int i : scales) {
-    const std::optional<DataType> t = view.input_type(i);
-    // float16 and bfloat16 scales are exact in the double requantization too.
-    if (!t || (*t != DataType::kFloat && *t != DataType::kFloat16 && *t != DataType::kBfloat16)) {
-      return NotLowered("scale input ", i, " is not a float32, float16 or bfloat16 tensor");
-    }
-  }
-  return Status::Ok();
-}
-
 // Output channels of a MatMul's B (its last dim) or a Conv's W (its first), when static.
 int64_t Channels(const NodeView& view, int w, bool conv) {
   const std::vector<int64_t>* dims = view.input_dims(w);
@@ -410,7 +376,7 @@ StatusOr<WindowAttrs> ConvAttrs(const NodeView& view, int x, int64_t& group) {
 }
 
 StatusOr<std::unique_ptr<LoweredNode>> LowerMatMulInteger(const NodeView& view) {
-  PARITY_RETURN_IF_ERROR(RequireEightBit(view, 0, 2, 1, 3));
+  PARITY_RETURN_IF_ERROR(RequireEightBitOperands(view, 0, 2, 1, 3));
   PARITY_RETURN_IF_ERROR(RequireCount(view, 2, "a_zero_point", {1}));
   PARITY_RETURN_IF_ERROR(RequireCount(view, 3, "b_zero_point", {1, Channels(view, 1, false)}));
   if (view.has_input(3) && StaticCount(view, 3) > 1 && view.input_rank(3) != 1) {
@@ -421,8 +387,8 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerMatMulInteger(const NodeView& view) 
 }
 
 StatusOr<std::unique_ptr<LoweredNode>> LowerQLinearMatMul(const NodeView& view) {
-  PARITY_RETURN_IF_ERROR(RequireEightBit(view, 0, 2, 3, 5));
-  PARITY_RETURN_IF_ERROR(RequireScales(view, {1, 4, 6}));
+  PARITY_RETURN_IF_ERROR(RequireEightBitOperands(view, 0, 2, 3, 5));
+  PARITY_RETURN_IF_ERROR(RequireScaleTypes(view, {1, 4, 6}));
   const int64_t n = Channels(view, 3, false);
   PARITY_RETURN_IF_ERROR(RequireCount(view, 1, "a_scale", {1}));
   PARITY_RETURN_IF_ERROR(RequireCount(view, 2, "a_zero_point", {1}));
@@ -444,7 +410,7 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerQLinearMatMul(const NodeView& view) 
 }
 
 StatusOr<std::unique_ptr<LoweredNode>> LowerConvInteger(const NodeView& view) {
-  PARITY_RETURN_IF_ERROR(RequireEightBit(view, 0, 2, 1, 3));
+  PARITY_RETURN_IF_ERROR(RequireEightBitOperands(view, 0, 2, 1, 3));
   PARITY_RETURN_IF_ERROR(RequireCount(view, 2, "x_zero_point", {1}));
   PARITY_RETURN_IF_ERROR(RequireCount(view, 3, "w_zero_point", {1, Channels(view, 1, true)}));
   int64_t group = 1;
@@ -455,8 +421,8 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerConvInteger(const NodeView& view) {
 }
 
 StatusOr<std::unique_ptr<LoweredNode>> LowerQLinearConv(const NodeView& view) {
-  PARITY_RETURN_IF_ERROR(RequireEightBit(view, 0, 2, 3, 5));
-  PARITY_RETURN_IF_ERROR(RequireScales(view, {1, 4, 6}));
+  PARITY_RETURN_IF_ERROR(RequireEightBitOperands(view, 0, 2, 3, 5));
+  PARITY_RETURN_IF_ERROR(RequireScaleTypes(view, {1, 4, 6}));
   const int64_t m = Channels(view, 3, true);
   PARITY_RETURN_IF_ERROR(RequireCount(view, 1, "x_scale", {1}));
   PARITY_RETURN_IF_ERROR(RequireCount(view, 2, "x_zero_point", {1}));
@@ -520,19 +486,6 @@ StatusOr<std::optional<Dequantized>> FindDequantize(const RegionView& region, co
   PARITY_RETURN_IF_ERROR(RequireCount(dq, 2, "a DequantizeLinear zero point",
                                       zero_per_channel ? std::vector<int64_t>{1, count} : std::vector<int64_t>{1}));
   return std::optional<Dequantized>(Dequantized{node.input(0), node.input(1), dq.has_input(2) ? node.input(2) : "", producer});
-}
-
-// The QuantizeLinear that alone reads `value`, per tensor, to int8 or uint8.
-int FindQuantize(const RegionView& region, int anchor) {
-  const int q = region.sole_consumer(anchor);
-  if (q < 0) return -1;
-  const onnx::NodeProto& node = region.node(q);
-  if (node.op_type() != "QuantizeLinear" || !CanonicalDomain(node.domain()).empty()) return -1;
-  const NodeView view = region.view(q);
-  if (view.input_type(1) != DataType::kFloat || StaticCount(view, 1) != 1) return -1;
-  if (view.has_input(2) && StaticCount(view, 2) != 1) return -1;
-  if (!IsEightBit(view.output_type(0))) return -1;
-  return q;
 }
 
 template <typename Node>
