@@ -299,6 +299,16 @@ bool AutotuneOn() {
   return on;
 }
 
+// The bytes of one element of `tensor`: its own type where it has one (a
+// batch norm's float32 parameters beside 16-bit data), else the graph's.
+size_t ElementBytes(const fe::graph::Tensor_attributes& tensor, DataType graph_type) {
+  switch (tensor.get_data_type()) {
+    case fe::DataType_t::FLOAT: return 4;
+    case fe::DataType_t::HALF: case fe::DataType_t::BFLOAT16: return 2;
+    default: return StorageSize(graph_type);
+  }
+}
+
 // Every plan built is run on scratch buffers of the graph's shapes (zeros)
 // and timed by the frontend; the fastest is kept (cuDNN's autotuning).
 Status Autotune(Graph& made, cudnnHandle_t handle, CudaContext& cuda, DataType type) {
@@ -313,7 +323,7 @@ Status Autotune(Graph& made, cudnnHandle_t handle, CudaContext& cuda, DataType t
       if (dims[i] <= 0) return Status::Ok();  // nothing to time
       extent += (dims[i] - 1) * strides[i];
     }
-    const size_t bytes = static_cast<size_t>(extent) * StorageSize(type);
+    const size_t bytes = static_cast<size_t>(extent) * ElementBytes(*tensor, type);
     PARITY_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> buffer, cuda.Allocate(bytes));
     if (const cudaError_t e = cudaMemsetAsync(buffer->data(), 0, bytes, static_cast<cudaStream_t>(cuda.stream()));
         e != cudaSuccess) {

@@ -374,7 +374,7 @@ PARITY_HD inline int64_t CenteredSum(int64_t raw, int64_t a_sum, int64_t b_sum, 
 enum class IntFinish : int {
   kInt32,     // MatMulInteger: the sum
   kQuantize,  // QLinearMatMul, or a QDQ region's QuantizeLinear: round(sum * xs * ws / ys) + y_zero, saturated
-  kFloat,     // a QDQ region without QuantizeLinear: sum * xs * ws (+ bias), rounded once to float32
+  kFloat,     // a QDQ region without QuantizeLinear: sum * xs * ws, rounded once to float32
 };
 
 // Round half to even, add the zero point, saturate to [lo, hi]; NaN is 0

@@ -13,8 +13,10 @@
 // part by one float32 ULP, or by one quantization step next to a tie.
 //
 // Scales and zero points are read on the host (per tensor, or per column
-// of B), and sent with each run; shapes cuBLASLt has no int8 algorithm for
-// are left to the reference at session creation, when a device is there.
+// of B), and sent with each run. A product is claimed where A's and B's
+// dims are static: shapes the int8 path does not take are left to the
+// reference at session creation (those cuBLASLt has no algorithm for, when
+// a device is there).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -69,10 +71,8 @@ class LtInt8MatMulNode final : public LoweredNode {
 
   bool deferred() const override { return plans_.empty(); }
 
-  // The plan of A's and B's static dims, made at session creation; dims
-  // not known leave it to the first run.
+  // The plan of A's and B's static dims, made at session creation.
   Status Prepare(const std::vector<int64_t>* a, const std::vector<int64_t>* b) {
-    if (!a || !b) return Status::Ok();
     PARITY_ASSIGN_OR_RETURN(CudaContext * cuda, CudaContext::Get());
     return Find(*cuda, *a, *b).status();
   }
@@ -225,21 +225,27 @@ class LtInt8MatMulNode final : public LoweredNode {
   std::map<std::pair<Shape, Shape>, Int8Plan> plans_;
 };
 
-// Claims without a device (the device-free tests); with one, the plan of
-// static shapes is made now, and shapes cuBLASLt refuses fall back.
+// Claimed where A's and B's dims are static, so that what the int8 path
+// refuses (Int8GeometryOf's limits, a shape cuBLASLt has no algorithm for)
+// falls back at session creation rather than failing a run. With a device
+// the plan is made now; without one (the device-free tests) the geometry
+// is checked alone.
 StatusOr<std::unique_ptr<LoweredNode>> Prepared(std::unique_ptr<LtInt8MatMulNode> node, const std::vector<int64_t>* a,
                                                 const std::vector<int64_t>* b) {
   if (StatusOr<const CublasLt*> lt = LoadCublasLt(); !lt.ok()) return NotLowered(lt.status().message());
+  if (!a || !b) return NotLowered("the dims of A and B are not known before the run (the int8 plan is made at creation)");
+  if (StatusOr<Int8Geometry> g = Int8GeometryOf(*a, *b, false, false); !g.ok()) return NotLowered(g.status().message());
   if (CudaContext::Get().ok()) {
     if (Status prepared = node->Prepare(a, b); !prepared.ok()) return NotLowered(prepared.message());
   }
   return std::unique_ptr<LoweredNode>(std::move(node));
 }
 
-// B's columns when its dims are static, else -1.
+// B's columns when its dims are static (a rank-1 B is one column), else -1.
 int64_t Columns(const NodeView& view, int b) {
   const std::vector<int64_t>* dims = view.input_dims(b);
-  return dims && !dims->empty() ? dims->back() : -1;
+  if (!dims || dims->empty()) return -1;
+  return dims->size() == 1 ? 1 : dims->back();
 }
 
 StatusOr<std::unique_ptr<LoweredNode>> LowerMatMulInteger(const NodeView& view) {

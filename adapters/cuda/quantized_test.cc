@@ -224,8 +224,10 @@ TEST(CudaInt8Test, TheLoweringClaimsTheIntegerProductsAndQdqRegionsAndSaysWhyNot
   StatusOr<Partition> partition = PartitionModel(ParseQuantized(R"(
     <ir_version: 10, opset_import: ["" : 21]>
     g (int8[2, 8] a, uint8[8, 4] b, int8 az, uint8[4] bz, uint8 yz, float s, float[4] bs, int8[2] rows,
-       float8e4m3fn[2, 8] f8, float8e4m3fn[8, 4] f8b, float8e4m3fn f8z, uint8[8, 4] blocked, float[2, 4] bls)
-        => (int32[2, 4] y, uint8[2, 4] q, int8[2, 4] r, int32[2, 4] wide, float8e4m3fn[2, 4] f, float[2, 4] v) {
+       float8e4m3fn[2, 8] f8, float8e4m3fn[8, 4] f8b, float8e4m3fn f8z, uint8[8, 4] blocked, float[2, 4] bls,
+       int8[M, 8] dyn, uint8[8] column, uint8[8] bz8, int8[2, 1, 2, 8] a4, uint8[1, 3, 8, 4] b4)
+        => (int32[2, 4] y, uint8[2, 4] q, int8[2, 4] r, int32[2, 4] wide, float8e4m3fn[2, 4] f, float[2, 4] v,
+            int32[M, 4] yd, int32[2] yc, int32[2, 3, 2, 4] yb) {
       y = MatMulInteger (a, b, az, bz)
       q = QLinearMatMul (a, s, az, b, bs, bz, s, yz)
       da = DequantizeLinear (a, s, az)
@@ -237,11 +239,14 @@ TEST(CudaInt8Test, TheLoweringClaimsTheIntegerProductsAndQdqRegionsAndSaysWhyNot
       da2 = DequantizeLinear (a, s, az)
       db2 = DequantizeLinear <axis: int = 0, block_size: int = 4> (blocked, bls)
       v = MatMul (da2, db2)
+      yd = MatMulInteger (dyn, b, az, bz)
+      yc = MatMulInteger (a, column, az, bz8)
+      yb = MatMulInteger (a4, b4)
     })"),
                                                  CudaLowering(), "cuda");
   ASSERT_TRUE(partition.ok()) << partition.status().ToString();
   const std::vector<PlacedNode>& nodes = partition->nodes;
-  ASSERT_EQ(nodes.size(), 11u);
+  ASSERT_EQ(nodes.size(), 14u);
   // MatMulInteger, QLinearMatMul, and the four nodes of the QDQ region (one runner).
   for (int i : {0, 1, 2, 3, 4, 5}) EXPECT_EQ(nodes[static_cast<size_t>(i)].device, "cuda") << nodes[static_cast<size_t>(i)].name << ": " << nodes[static_cast<size_t>(i)].reason;
   EXPECT_NE(nodes[6].reason.find("a_zero_point of 2 elements"), std::string::npos) << nodes[6].reason;
@@ -251,6 +256,11 @@ TEST(CudaInt8Test, TheLoweringClaimsTheIntegerProductsAndQdqRegionsAndSaysWhyNot
   EXPECT_EQ(nodes[9].device, kFallbackDevice) << nodes[9].reason;
   EXPECT_EQ(nodes[10].device, "cuda") << nodes[10].reason;
   EXPECT_EQ(partition->lowered_count(), 4u);
+  // Refused at creation, not at a run: dims not known; a rank-1 B's one
+  // column given 8 zero points; batch dims that broadcast both ways.
+  EXPECT_NE(nodes[11].reason.find("not known before the run"), std::string::npos) << nodes[11].reason;
+  EXPECT_NE(nodes[12].reason.find("b_zero_point of 8 elements"), std::string::npos) << nodes[12].reason;
+  EXPECT_NE(nodes[13].reason.find("both ways"), std::string::npos) << nodes[13].reason;
 }
 
 }  // namespace
