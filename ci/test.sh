@@ -210,7 +210,22 @@ if [ "${PARITY_SKIP_SANITIZERS:-0}" != 1 ]; then
     bash ci/build.sh build-asan -DPARITY_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-gline-tables-only -O0"
   stage "sanitizers: the unit tests, the malformed models and the corpora"
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  build-asan/parity_tests
+  # The unit tests in one shard a core (gtest's sharding; ctest already runs
+  # them one process a test, side by side): 90 s in one process here.
+  shards=$(nproc)
+  shard_pids=()
+  for ((shard = 0; shard < shards; shard++)); do
+    GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$shard build-asan/parity_tests > "build-asan/parity_tests.$shard.log" 2>&1 &
+    shard_pids+=($!)
+  done
+  for ((shard = 0; shard < shards; shard++)); do
+    if ! wait "${shard_pids[$shard]}"; then
+      tail -n 120 "build-asan/parity_tests.$shard.log"
+      echo "build-asan/parity_tests: shard $shard of $shards failed (log: build-asan/parity_tests.$shard.log)" >&2
+      exit 1
+    fi
+    tail -n 1 "build-asan/parity_tests.$shard.log"
+  done
   rm -rf build-asan/malformed
   build-asan/parity corpus malformed --out build-asan/malformed > /dev/null
   for model in build-asan/malformed/*/model.onnx; do
