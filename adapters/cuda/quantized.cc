@@ -276,51 +276,14 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerQLinearMatMul(const NodeView& view) 
 
 // --- The QDQ region -----------------------------------------------------------
 
-struct Dequantized {
-  std::string data, scale, zero;  // zero: "" when absent
-  int node = -1;
-};
-
-// The DequantizeLinear that makes `value` for the anchor alone: 8-bit to
-// float32, its scale (and zero point) per tensor, or, where `columns` >= 0,
-// per column along the last axis of a B with that many columns. nullopt: no
-// DequantizeLinear there.
-StatusOr<std::optional<Dequantized>> FindDequantize(const RegionView& region, const std::string& value,
-                                                    int64_t columns) {
-  const int producer = region.producer(value);
-  if (producer < 0 || region.taken(producer)) return std::optional<Dequantized>();
-  const onnx::NodeProto& node = region.node(producer);
-  if (node.op_type() != "DequantizeLinear" || !CanonicalDomain(node.domain()).empty()) return std::optional<Dequantized>();
-  if (region.sole_consumer(producer) != region.anchor()) return NotLowered("a DequantizeLinear output read elsewhere");
-  const NodeView dq = region.view(producer);
-  if (!IsEightBit(dq.input_type(0))) {
-    return NotLowered("a DequantizeLinear of ", DataTypeName(dq.input_type(0).value_or(DataType::kUndefined)));
-  }
-  if (dq.output_type(0) != DataType::kFloat || dq.input_type(1) != DataType::kFloat) {
-    return NotLowered("a DequantizeLinear to a type other than float32");
-  }
-  if (dq.has_input(2) && dq.input_type(2) != dq.input_type(0)) return NotLowered("a zero point of another type");
-  if (dq.GetInt("block_size", 0) != 0) return NotLowered("a blocked DequantizeLinear (the int8 path scales per tensor or column)");
-  const int64_t count = StaticCount(dq, 1);
-  if (count != 1) {
-    const int64_t rank = dq.input_rank(0);
-    int64_t axis = dq.GetInt("axis", 1);
-    if (axis < 0) axis += rank;
-    if (columns < 0 || count != columns || rank < 2 || axis != rank - 1) {
-      return NotLowered("a DequantizeLinear scale of ", count, " elements that is not one per column of B");
-    }
-  }
-  PARITY_RETURN_IF_ERROR(RequireParameter(dq, 1, "a DequantizeLinear scale", columns >= 0, columns));
-  PARITY_RETURN_IF_ERROR(RequireParameter(dq, 2, "a DequantizeLinear zero point", columns >= 0 && count != 1, columns));
-  return std::optional<Dequantized>(Dequantized{node.input(0), node.input(1), dq.has_input(2) ? node.input(2) : "", producer});
-}
-
 StatusOr<std::optional<RegionClaim>> LowerQdqRegion(const RegionView& region) {
   const onnx::NodeProto& anchor = region.node(region.anchor());
   const NodeView view = region.view(region.anchor());
-  PARITY_ASSIGN_OR_RETURN(std::optional<Dequantized> a, FindDequantize(region, anchor.input(0), -1));
+  PARITY_ASSIGN_OR_RETURN(std::optional<Dequantized> a, FindDequantize(region, anchor.input(0), 1, -1, false));
   if (!a) return std::optional<RegionClaim>();
-  PARITY_ASSIGN_OR_RETURN(std::optional<Dequantized> b, FindDequantize(region, anchor.input(1), Columns(view, 1)));
+  const int64_t rank_b = view.input_rank(1);
+  PARITY_ASSIGN_OR_RETURN(std::optional<Dequantized> b, FindDequantize(region, anchor.input(1), Columns(view, 1),
+                                                                       rank_b >= 2 ? rank_b - 1 : -1, true));
   if (!b) return std::optional<RegionClaim>();
   RegionClaim claim;
   claim.nodes = {a->node, b->node, region.anchor()};

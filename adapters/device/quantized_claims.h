@@ -1,10 +1,12 @@
 // What the device adapters' claims of 8-bit products share (the oneDNN and
 // CUDA adapters' quantized.cc): the checks of the operands, their zero
-// points and scales, and the QuantizeLinear that may end a QDQ region.
+// points and scales, and the DequantizeLinear and QuantizeLinear nodes
+// around the product of a QDQ region.
 #pragma once
 
 #include <initializer_list>
 #include <optional>
+#include <string>
 
 #include "adapters/device/lowering.h"
 
@@ -44,6 +46,54 @@ inline Status RequireScaleTypes(const NodeView& view, std::initializer_list<int>
     }
   }
   return Status::Ok();
+}
+
+// A DequantizeLinear a QDQ region takes in: its input, scale and zero point
+// ("" when absent), and its node.
+struct Dequantized {
+  std::string data, scale, zero;
+  int node = -1;
+};
+
+// The DequantizeLinear that makes `value` for the region's anchor alone:
+// int8 or uint8 to float32, its scale per tensor or, where `channel_axis` is
+// not -1, one per channel along that axis (`channels` of them), its zero
+// point per tensor or, where `zero_per_channel`, like its scale. nullopt: no
+// DequantizeLinear makes `value`; NotLowered: one does, but not so.
+inline StatusOr<std::optional<Dequantized>> FindDequantize(const RegionView& region, const std::string& value,
+                                                           int64_t channels, int64_t channel_axis,
+                                                           bool zero_per_channel) {
+  const int producer = region.producer(value);
+  if (producer < 0 || region.taken(producer)) return std::optional<Dequantized>();
+  const onnx::NodeProto& node = region.node(producer);
+  if (node.op_type() != "DequantizeLinear" || !CanonicalDomain(node.domain()).empty()) return std::optional<Dequantized>();
+  if (region.sole_consumer(producer) != region.anchor()) return NotLowered("a DequantizeLinear output read elsewhere");
+  const NodeView dq = region.view(producer);
+  if (!IsEightBit(dq.input_type(0))) {
+    return NotLowered("a DequantizeLinear of ", DataTypeName(dq.input_type(0).value_or(DataType::kUndefined)));
+  }
+  if (dq.input_type(1) != DataType::kFloat) return NotLowered("a DequantizeLinear to a type other than float32");
+  if (dq.has_input(2) && dq.input_type(2) != dq.input_type(0)) return NotLowered("a zero point of another type");
+  if (dq.GetInt("block_size", 0) != 0) return NotLowered("a blocked DequantizeLinear (taken per tensor or channel only)");
+  const int64_t count = StaticCount(dq, 1);
+  if (count < 0) return NotLowered("the dims of a DequantizeLinear scale are not known before the run");
+  if (count != 1) {
+    const int64_t rank = dq.input_rank(0);
+    int64_t axis = dq.GetInt("axis", 1);
+    if (axis < 0) axis += rank;
+    if (channel_axis < 0 || count != channels || axis != channel_axis || dq.input_rank(1) != 1) {
+      return NotLowered("a DequantizeLinear scale of ", count, " elements that is not per output channel");
+    }
+  }
+  if (dq.has_input(2)) {
+    const int64_t zeros = StaticCount(dq, 2);
+    if (zeros < 0) return NotLowered("the dims of a DequantizeLinear zero point are not known before the run");
+    if (zeros != 1 && !(zero_per_channel && zeros == count)) {
+      return NotLowered("a DequantizeLinear zero point of ", zeros, " elements (taken per tensor",
+                        zero_per_channel ? ", or per channel as its scale)" : ")");
+    }
+  }
+  return std::optional<Dequantized>(Dequantized{node.input(0), node.input(1), dq.has_input(2) ? node.input(2) : "", producer});
 }
 
 // The QuantizeLinear that alone reads node `anchor`'s output, per tensor

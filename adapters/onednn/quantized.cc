@@ -454,40 +454,6 @@ StatusOr<std::unique_ptr<LoweredNode>> LowerQLinearConv(const NodeView& view) {
 // ULP, or by one quantization step where the graph's value lands next to a
 // tie.
 
-struct Dequantized {
-  std::string data, scale, zero;  // zero: "" when absent
-  int node = -1;
-};
-
-// The DequantizeLinear that makes `value` for the anchor alone, with a
-// per-tensor scale and zero point, or a per-channel scale (and zero point,
-// where `zero_per_channel`) along `channel_axis` (-1: per tensor only).
-StatusOr<std::optional<Dequantized>> FindDequantize(const RegionView& region, const std::string& value, int64_t channels,
-                                                    int64_t channel_axis, bool zero_per_channel) {
-  const int producer = region.producer(value);
-  if (producer < 0 || region.taken(producer)) return std::optional<Dequantized>();
-  const onnx::NodeProto& node = region.node(producer);
-  if (node.op_type() != "DequantizeLinear" || !CanonicalDomain(node.domain()).empty()) return std::optional<Dequantized>();
-  if (region.sole_consumer(producer) != region.anchor()) return NotLowered("a DequantizeLinear output read elsewhere");
-  const NodeView dq = region.view(producer);
-  if (!IsEightBit(dq.input_type(0))) return NotLowered("a DequantizeLinear of ", DataTypeName(dq.input_type(0).value_or(DataType::kUndefined)));
-  if (dq.input_type(1) != DataType::kFloat) return NotLowered("a DequantizeLinear to a type other than float32");
-  if (dq.has_input(2) && dq.input_type(2) != dq.input_type(0)) return NotLowered("a zero point of another type");
-  if (dq.GetInt("block_size", 0) != 0) return NotLowered("blocked DequantizeLinear (oneDNN's int8 kernels scale per tensor or channel)");
-  const int64_t count = StaticCount(dq, 1);
-  if (count != 1) {
-    const int64_t rank = dq.input_rank(0);
-    int64_t axis = dq.GetInt("axis", 1);
-    if (axis < 0) axis += rank;
-    if (channel_axis < 0 || count != channels || axis != channel_axis || dq.input_rank(1) != 1) {
-      return NotLowered("a DequantizeLinear scale of ", count, " elements that is not per output channel");
-    }
-  }
-  PARITY_RETURN_IF_ERROR(RequireCount(dq, 2, "a DequantizeLinear zero point",
-                                      zero_per_channel ? std::vector<int64_t>{1, count} : std::vector<int64_t>{1}));
-  return std::optional<Dequantized>(Dequantized{node.input(0), node.input(1), dq.has_input(2) ? node.input(2) : "", producer});
-}
-
 template <typename Node>
 StatusOr<std::optional<RegionClaim>> ClaimRegion(const RegionView& region, RegionClaim claim, std::unique_ptr<Node> runner) {
   // The runner's shapes are those of the region's inputs: a node with them as
