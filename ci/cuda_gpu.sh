@@ -139,6 +139,8 @@ states = collections.Counter(json.loads(line)["state"] for line in open(sys.argv
 print("states:", dict(sorted(states.items())))
 sys.exit(1 if states.get("CRASH") or states.get("TIMEOUT") else 0)
 EOF
+  # Every passing case reports its runs' copies and device memory (ABI run_cost).
+  python3 adapters/device/run_cost_check.py "$out/cuda/results.jsonl" --device cuda || status=1
   if [ "$bench" = --bench ]; then
     python3 adapters/cuda/gpu_bench.py run "$here/bench" "$out/bench" --parity "$parity" --adapter "$adapter" ||
       status=$?

@@ -81,23 +81,24 @@ rm -rf "$work/malformed" "$work/seeds"
 parallel=${PARITY_FUZZ_JOBS:-$(nproc)}
 echo "== fuzz: ${seconds} s per target, ${parallel} at a time"
 fuzz_target() {
-  local target=$1 corpus="$work/corpus/$1" artifacts="$work/artifacts/$1/" status=0
+  local target=$1 corpus="$work/corpus/$1" artifacts="$work/artifacts/$1/"
   rm -rf "$artifacts"
   mkdir -p "$corpus" "$artifacts"
   "$build/fuzz/$target" "${limits[@]}" -max_total_time="$seconds" -print_final_stats=1 \
     -dict="$work/dict/$target.dict" -artifact_prefix="$artifacts" "$corpus" "$work/seeds/$target" \
-    > "$work/$target.log" 2>&1 || status=$?
-  echo "$status" > "$work/$target.status"
+    > "$work/$target.log" 2>&1
 }
+pids=()
 for target in "${targets[@]}"; do
-  rm -f "$work/$target.status"
   fuzz_target "$target" &
+  pids+=($!)
   while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n || true; done
 done
-wait
-for target in "${targets[@]}"; do
-  status=$(cat "$work/$target.status" 2> /dev/null || echo "none (the run did not end)")
-  if [ "$status" != 0 ]; then
+for i in "${!targets[@]}"; do
+  target=${targets[$i]}
+  status=0
+  wait "${pids[$i]}" || status=$?
+  if [ "$status" -ne 0 ]; then
     tail -n 80 "$work/$target.log"
     crash=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$work/$target.log" | tail -n 1)
     echo "fuzz: $target crashed (exit status $status); the input: ${crash:-see $work/$target.log}" >&2

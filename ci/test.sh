@@ -149,7 +149,7 @@ if [ -f build/adapters/libparity_adapter_level_zero.so ]; then
   fi
   # Every case that ran reports its runs' copies and argument memory (ABI
   # run_cost), and every step of a stateful case its own.
-  .venv/bin/python adapters/level_zero/run_cost_check.py build/results/level_zero/results.jsonl
+  .venv/bin/python adapters/device/run_cost_check.py build/results/level_zero/results.jsonl --device npu
   # With fallback forbidden: FALLBACK_REQUIRED exactly for the cases with a
   # node the driver's layer query left out above, FELL_BACK for none.
   # (The expectations make the cases that run wholly on the NPU end as they

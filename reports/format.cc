@@ -183,6 +183,18 @@ std::string FormatMs(double ms) {
   return text;
 }
 
+std::string FormatBytes(double bytes) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  size_t unit = 0;
+  while (bytes >= 1024.0 && unit + 1 < std::size(kUnits)) {
+    bytes /= 1024.0;
+    ++unit;
+  }
+  char text[48];
+  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", bytes, kUnits[unit]);
+  return text;
+}
+
 std::string FormatError(const nlohmann::json& value) {
   if (value.is_string()) return value.get<std::string>();
   if (!value.is_number()) return "–";

@@ -41,6 +41,9 @@ bool NaturalLess(const std::string& a, const std::string& b);
 std::string FormatPercent(int part, int total);
 // Milliseconds with two decimals below 1000 ms, whole above: "3.14", "2417".
 std::string FormatMs(double ms);
+// Bytes in the largest unit that keeps the figure at or above 1 ("512 B",
+// "1.5 KiB", "64.0 MiB").
+std::string FormatBytes(double bytes);
 // An error statistic of spec/results.md: a number, "inf", or null ("–").
 std::string FormatError(const nlohmann::json& value);
 

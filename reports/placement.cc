@@ -7,7 +7,6 @@
 #include <set>
 
 #include "reports/format.h"
-#include "reports/stateful.h"
 
 namespace parity {
 

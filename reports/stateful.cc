@@ -67,18 +67,6 @@ std::string FormatKib(double kib, bool sign) {
   return text;
 }
 
-std::string FormatBytes(double bytes) {
-  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  size_t unit = 0;
-  while (bytes >= 1024.0 && unit + 1 < std::size(kUnits)) {
-    bytes /= 1024.0;
-    ++unit;
-  }
-  char text[48];
-  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", bytes, kUnits[unit]);
-  return text;
-}
-
 const std::vector<std::string>& StatefulCaseColumns() {
   static const std::vector<std::string> columns = {
       "suite", "case", "run", "state", "steps", "readback", "ms per step (median)", "peak, first step",

@@ -32,8 +32,5 @@ StatefulTables BuildStatefulTables(const std::vector<RunData>& runs);
 
 // KiB as MiB with one decimal ("12.3 MiB"); with `sign`, "+" before a gain.
 std::string FormatKib(double kib, bool sign = false);
-// Bytes in the largest unit that keeps the figure at or above 1 ("512 B",
-// "1.5 KiB", "64.0 MiB").
-std::string FormatBytes(double bytes);
 
 }  // namespace parity

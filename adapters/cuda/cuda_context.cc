@@ -146,14 +146,9 @@ size_t CudaContext::resident_count() const {
   return residency_.size();
 }
 
-bool CudaContext::HostCurrent(const Tensor& host) const {
+bool CudaContext::WriteFailed(const Tensor& host) {
   std::lock_guard<std::mutex> lock(mutex_);
-  return residency_.HostCurrent(host);
-}
-
-void CudaContext::Lose(const Tensor& host) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  residency_.Lose(host);
+  return residency_.WriteFailed(host);
 }
 
 DeviceMemory CudaContext::memory() {

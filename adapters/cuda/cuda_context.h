@@ -111,19 +111,16 @@ class CudaContext {
   // stream synchronized first); nothing for a host buffer that is current.
   Status Bring(const Tensor& host);
   // Drops the device copy of `host`'s buffer, if one is resident: the host
-  // wrote that buffer (NodeKernels::host_wrote), or a write to the device
-  // copy failed halfway. False when the device copy held the only current
-  // value.
+  // wrote that buffer (NodeKernels::host_wrote). False when the device copy
+  // held the only current value.
   bool Forget(const Tensor& host);
   // A whole-region alias's result into the aliased buffer, on the device,
   // when the result is there (Residency::CopyInto); false leaves it to the
   // host.
   StatusOr<bool> CopyInto(const Tensor& from, const Tensor& into);
-  // Whether the host buffer of `host` holds its current value.
-  bool HostCurrent(const Tensor& host) const;
-  // A write into `host`'s device copy failed while the device held the only
-  // current value: later uses of the buffer fail saying so.
-  void Lose(const Tensor& host);
+  // A write into `host`'s device copy failed (Residency::WriteFailed):
+  // false when the device held the only current value, now lost.
+  bool WriteFailed(const Tensor& host);
   // Waits for the stream; an error names the failed kernel's error.
   Status Synchronize();
 

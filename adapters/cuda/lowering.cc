@@ -852,12 +852,10 @@ class TensorScatterNode final : public KernelNode {
     // host's buffer: it goes, and the host's holds the value. When the
     // device's was the only current one, the buffer is marked lost: every
     // later read of it fails too, instead of reading what the host has.
-    if (!cuda->HostCurrent(buffer)) {
-      cuda->Lose(buffer);
+    if (!cuda->WriteFailed(buffer)) {
       return written.WithContext(StrCat(ctx.NodeLabel(), ": the cache's current value was on the device only, and is "
                                                          "lost with the failed write"));
     }
-    cuda->Forget(buffer);
     return written;
   }
 

@@ -100,12 +100,17 @@ class LtInt8MatMulNode final : public LoweredNode {
     PARITY_ASSIGN_OR_RETURN(Int8Parameters parameters, Parameters(ctx, g));
     std::vector<int64_t> packed_b_zero;
     Int8Finish finish = Int8FinishOf(g, finish_, out_type_, parameters, packed_b_zero);
-    // B's zero points and scales go to the device with the run.
-    const Tensor b_zero = Tensor::FromInt64s({finish.b_zero_count}, packed_b_zero);
-    PARITY_ASSIGN_OR_RETURN(Tensor w_scale,
-                            Tensor::FromDoubles(DataType::kDouble, {finish.w_scale_count}, parameters.w_scale));
-    PARITY_ASSIGN_OR_RETURN(const void* b_zero_data, cuda->DeviceData(b_zero));
-    PARITY_ASSIGN_OR_RETURN(const void* w_scale_data, cuda->DeviceData(w_scale));
+    // B's zero points and scales on the device: sent again only when they
+    // differ from the last run's (the node holds those, so they stay there).
+    if (!b_zero_.defined() || b_zero_.ToInt64s() != packed_b_zero) {
+      b_zero_ = Tensor::FromInt64s({finish.b_zero_count}, packed_b_zero);
+    }
+    if (!w_scale_.defined() || w_scale_.ToDoubles() != parameters.w_scale) {
+      PARITY_ASSIGN_OR_RETURN(w_scale_,
+                              Tensor::FromDoubles(DataType::kDouble, {finish.w_scale_count}, parameters.w_scale));
+    }
+    PARITY_ASSIGN_OR_RETURN(const void* b_zero_data, cuda->DeviceData(b_zero_));
+    PARITY_ASSIGN_OR_RETURN(const void* w_scale_data, cuda->DeviceData(w_scale_));
     finish.b_zero = static_cast<const int64_t*>(b_zero_data);
     finish.w_scale = static_cast<const double*>(w_scale_data);
 
@@ -223,6 +228,7 @@ class LtInt8MatMulNode final : public LoweredNode {
   IntFinish finish_;
   DataType out_type_;
   std::map<std::pair<Shape, Shape>, Int8Plan> plans_;
+  Tensor b_zero_, w_scale_;  // the last run's, kept on the device
 };
 
 // Claimed where A's and B's dims are static, so that what the int8 path
@@ -234,10 +240,9 @@ StatusOr<std::unique_ptr<LoweredNode>> Prepared(std::unique_ptr<LtInt8MatMulNode
                                                 const std::vector<int64_t>* b) {
   if (StatusOr<const CublasLt*> lt = LoadCublasLt(); !lt.ok()) return NotLowered(lt.status().message());
   if (!a || !b) return NotLowered("the dims of A and B are not known before the run (the int8 plan is made at creation)");
-  if (StatusOr<Int8Geometry> g = Int8GeometryOf(*a, *b, false, false); !g.ok()) return NotLowered(g.status().message());
-  if (CudaContext::Get().ok()) {
-    if (Status prepared = node->Prepare(a, b); !prepared.ok()) return NotLowered(prepared.message());
-  }
+  const Status prepared =
+      CudaContext::Get().ok() ? node->Prepare(a, b) : Int8GeometryOf(*a, *b, false, false).status();
+  if (!prepared.ok()) return NotLowered(prepared.message());
   return std::unique_ptr<LoweredNode>(std::move(node));
 }
 

@@ -110,13 +110,7 @@ class Residency {
     if (into.byte_size() > 0) {
       Status copied = device_.copy(*source_device, *target->device, into.byte_size());
       if (!copied.ok()) {
-        // What the device copy holds now is unknown: it goes, or, where it
-        // held the only current value, the buffer is lost.
-        if (target->host_current) {
-          Forget(into);
-        } else {
-          target->lost = true;
-        }
+        WriteFailed(into);
         return copied;
       }
     }
@@ -125,9 +119,9 @@ class Residency {
     return true;
   }
 
-  // The host wrote `host`'s buffer (NodeKernels::host_wrote), or a write
-  // into its device copy failed: the device copy goes. It returns false
-  // when the device copy held the only current value, which is then lost.
+  // The host wrote `host`'s buffer (NodeKernels::host_wrote), or a failed
+  // write found the host's bytes current (WriteFailed): the device copy
+  // goes. False when the device copy held the only current value.
   bool Forget(const Tensor& host) {
     bool kept_value = true;
     std::erase_if(entries_, [&](const Entry& e) {
@@ -138,11 +132,16 @@ class Residency {
     return kept_value;
   }
 
-  // A write into `host`'s device copy failed while the device held the
-  // only current value: every later use of that buffer, on either side,
-  // fails saying so, rather than reading what is left.
-  void Lose(const Tensor& host) {
-    if (Entry* kept = Find(host)) kept->lost = true;
+  // A write into `host`'s device copy failed, and what it holds is unknown.
+  // Where the host's buffer holds the value, the device copy goes (true);
+  // where the device held the only current value, the buffer is lost
+  // (false): every later use of it, on either side, fails saying so, rather
+  // than reading what is left.
+  bool WriteFailed(const Tensor& host) {
+    Entry* kept = Find(host);
+    if (!kept || kept->host_current) return Forget(host);
+    kept->lost = true;
+    return false;
   }
 
   // Drops the copies whose host buffer nothing else holds: no one can read

@@ -165,7 +165,7 @@ TEST(ResidencyTest, ALostBufferFailsEveryLaterUse) {
   FakeDevice device;
   StatusOr<Tensor> made = device.ledger.Made(Written(Floats({1, 2})), DataType::kFloat, {2});
   ASSERT_TRUE(made.ok());
-  device.ledger.Lose(*made);
+  EXPECT_FALSE(device.ledger.WriteFailed(*made));  // the device held its only value
   const Status brought = device.ledger.Bring(*made);
   EXPECT_NE(brought.message().find("was lost: a write into its device copy failed"), std::string::npos)
       << brought.ToString();

@@ -18,9 +18,8 @@ inline bool IsEightBit(std::optional<DataType> t) { return t && (*t == DataType:
 inline int64_t StaticCount(const NodeView& view, int i) {
   const std::vector<int64_t>* dims = view.input_dims(i);
   if (!dims) return -1;
-  int64_t n = 1;
-  for (int64_t d : *dims) n *= d;
-  return n;
+  const StatusOr<int64_t> n = ElementCount(*dims);
+  return n.ok() ? *n : -1;
 }
 
 // Operands x and w int8 or uint8, and their zero points (where given) of

@@ -30,10 +30,7 @@ void PlacementTotals::Add(const CaseResult& r) {
   ++cases;
   if (r.run_cost) {
     ++cost_cases;
-    copies.to_device_copies += r.run_cost->to_device_copies;
-    copies.to_device_bytes += r.run_cost->to_device_bytes;
-    copies.to_host_copies += r.run_cost->to_host_copies;
-    copies.to_host_bytes += r.run_cost->to_host_bytes;
+    copies.Add(*r.run_cost);
   }
   int64_t case_nodes = 0;
   for (auto it = r.placement.begin(); it != r.placement.end(); ++it) {

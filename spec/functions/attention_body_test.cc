@@ -17,6 +17,7 @@ namespace {
 
 using testing_util::AllowStepwiseRounding;
 using testing_util::BodyComparison;
+using testing_util::Draw;
 using testing_util::FloatAttr;
 using testing_util::IntAttr;
 using testing_util::SingleNode;
@@ -98,32 +99,6 @@ int ExpectBodyMatchesKernel(const std::vector<AttentionCase>& cases) {
   return compared;
 }
 
-class AttentionDraw {
- public:
-  explicit AttentionDraw(uint32_t seed) : engine_(seed) {}
-  Tensor Uniform(DataType dtype, const Shape& shape, double lo = -2, double hi = 2) {
-    std::uniform_real_distribution<double> d(lo, hi);
-    std::vector<double> v(static_cast<size_t>(Count(shape)));
-    for (double& x : v) x = d(engine_);
-    return *Tensor::FromDoubles(dtype, shape, v);
-  }
-  // A bool mask that allows about three keys in four.
-  Tensor Bools(const Shape& shape) {
-    std::bernoulli_distribution allow(0.75);
-    StatusOr<Tensor> t = Tensor::Create(DataType::kBool, shape);
-    for (int64_t i = 0; i < t->size(); ++i) t->SetInt64(i, allow(engine_) ? 1 : 0);
-    return std::move(t).value();
-  }
-  static int64_t Count(const Shape& shape) {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    return n;
-  }
-
- private:
-  std::mt19937 engine_;
-};
-
 // The sizes of a case: batch 2, query length 3, head size 8, value head
 // size 6 (unequal, so that the two are not confused).
 struct Layout {
@@ -134,24 +109,24 @@ struct Layout {
 
 // Q, K and V (and past_key/past_value of `past_len` when it is positive)
 // for `layout`, with the head attributes a 3-D layout needs.
-AttentionCase Base(AttentionDraw& draw, const Layout& l, DataType dtype, int64_t past_len, std::string label) {
+AttentionCase Base(Draw& draw, const Layout& l, DataType dtype, int64_t past_len, std::string label) {
   AttentionCase c;
   c.label = std::string(l.three_d ? "3-D" : "4-D") + (l.q_heads == l.kv_heads ? " MHA" : " GQA") +
             (past_len ? " past" : "") + " " + label;
   c.dtype = dtype;
   if (l.three_d) {
-    c.inputs[kQ] = draw.Uniform(dtype, {l.batch, l.q_len, l.q_heads * l.head});
-    c.inputs[kK] = draw.Uniform(dtype, {l.batch, l.kv_len, l.kv_heads * l.head});
-    c.inputs[kV] = draw.Uniform(dtype, {l.batch, l.kv_len, l.kv_heads * l.v_head});
+    c.inputs[kQ] = draw.Make(dtype, {l.batch, l.q_len, l.q_heads * l.head}, -2, 2);
+    c.inputs[kK] = draw.Make(dtype, {l.batch, l.kv_len, l.kv_heads * l.head}, -2, 2);
+    c.inputs[kV] = draw.Make(dtype, {l.batch, l.kv_len, l.kv_heads * l.v_head}, -2, 2);
     c.attributes = {IntAttr("q_num_heads", l.q_heads), IntAttr("kv_num_heads", l.kv_heads)};
   } else {
-    c.inputs[kQ] = draw.Uniform(dtype, {l.batch, l.q_heads, l.q_len, l.head});
-    c.inputs[kK] = draw.Uniform(dtype, {l.batch, l.kv_heads, l.kv_len, l.head});
-    c.inputs[kV] = draw.Uniform(dtype, {l.batch, l.kv_heads, l.kv_len, l.v_head});
+    c.inputs[kQ] = draw.Make(dtype, {l.batch, l.q_heads, l.q_len, l.head}, -2, 2);
+    c.inputs[kK] = draw.Make(dtype, {l.batch, l.kv_heads, l.kv_len, l.head}, -2, 2);
+    c.inputs[kV] = draw.Make(dtype, {l.batch, l.kv_heads, l.kv_len, l.v_head}, -2, 2);
   }
   if (past_len > 0) {
-    c.inputs[kPastKey] = draw.Uniform(dtype, {l.batch, l.kv_heads, past_len, l.head});
-    c.inputs[kPastValue] = draw.Uniform(dtype, {l.batch, l.kv_heads, past_len, l.v_head});
+    c.inputs[kPastKey] = draw.Make(dtype, {l.batch, l.kv_heads, past_len, l.head}, -2, 2);
+    c.inputs[kPastValue] = draw.Make(dtype, {l.batch, l.kv_heads, past_len, l.v_head}, -2, 2);
     c.want_present = true;
   }
   c.facts.reduced_length = past_len + l.kv_len;
@@ -166,13 +141,13 @@ const DataType kTypes[] = {DataType::kFloat, DataType::kFloat16};
 // [batch, 1, q, total], and short last axes (padded with -inf) of both kinds.
 enum class MaskKind { kNone, kBool, kFloat, kShortBool, kShortFloat };
 
-std::optional<Tensor> MakeMask(AttentionDraw& draw, MaskKind kind, const Layout& l, int64_t total, DataType dtype) {
+std::optional<Tensor> MakeMask(Draw& draw, MaskKind kind, const Layout& l, int64_t total, DataType dtype) {
   switch (kind) {
     case MaskKind::kNone: return std::nullopt;
     case MaskKind::kBool: return draw.Bools({l.q_len, total});
-    case MaskKind::kFloat: return draw.Uniform(dtype, {l.batch, 1, l.q_len, total});
+    case MaskKind::kFloat: return draw.Make(dtype, {l.batch, 1, l.q_len, total}, -2, 2);
     case MaskKind::kShortBool: return draw.Bools({l.q_heads, l.q_len, total - 2});
-    case MaskKind::kShortFloat: return draw.Uniform(dtype, {l.q_len, total - 1});
+    case MaskKind::kShortFloat: return draw.Make(dtype, {l.q_len, total - 1}, -2, 2);
   }
   return std::nullopt;
 }
@@ -194,7 +169,7 @@ TEST(AttentionBodyTest, LibraryDefinesAttention) {
 // Every layout (3-D and 4-D, MHA and GQA) with and without a cache, each
 // mask kind, and is_causal 0 and 1, in float32 and float16.
 TEST(AttentionBodyTest, LayoutsCachesMasksAndCausality) {
-  AttentionDraw draw(23101);
+  Draw draw(23101);
   std::vector<AttentionCase> cases;
   for (DataType dtype : kTypes) {
     for (const Layout& l : kLayouts) {
@@ -219,7 +194,7 @@ TEST(AttentionBodyTest, LayoutsCachesMasksAndCausality) {
 // scale, softcap (alone, and with a mask it must come before) and
 // softmax_precision, on the GQA layouts.
 TEST(AttentionBodyTest, ScaleSoftcapAndSoftmaxPrecision) {
-  AttentionDraw draw(23102);
+  Draw draw(23102);
   std::vector<AttentionCase> cases;
   for (DataType dtype : kTypes) {
     for (const Layout& l : {kLayouts[1], kLayouts[3]}) {
@@ -255,7 +230,7 @@ TEST(AttentionBodyTest, ScaleSoftcapAndSoftmaxPrecision) {
 // The four qk_matmul_output_modes, each with softcap, a bool mask, is_causal
 // and a cache, so that the four stages differ.
 TEST(AttentionBodyTest, QkMatmulOutputModes) {
-  AttentionDraw draw(23103);
+  Draw draw(23103);
   std::vector<AttentionCase> cases;
   for (DataType dtype : kTypes) {
     for (const Layout& l : {kLayouts[1], kLayouts[2]}) {
@@ -280,7 +255,7 @@ TEST(AttentionBodyTest, QkMatmulOutputModes) {
 // row all false, a float row all -inf, and a causal row whose keys a short
 // mask pads away.
 TEST(AttentionBodyTest, FullyMaskedRowsAreZero) {
-  AttentionDraw draw(23104);
+  Draw draw(23104);
   std::vector<AttentionCase> cases;
   for (DataType dtype : kTypes) {
     for (const Layout& l : {kLayouts[0], kLayouts[3]}) {
@@ -294,7 +269,7 @@ TEST(AttentionBodyTest, FullyMaskedRowsAreZero) {
           for (int64_t j = 0; j < total; ++j) mask.SetInt64(1 * total + j, 0);
           c.inputs[kMask] = mask;
         } else if (variant == 1) {
-          Tensor mask = draw.Uniform(dtype, {l.batch, 1, l.q_len, total});
+          Tensor mask = draw.Make(dtype, {l.batch, 1, l.q_len, total}, -2, 2);
           for (int64_t j = 0; j < total; ++j) mask.SetDouble((1 * l.q_len + 2) * total + j, -kInf);
           c.inputs[kMask] = mask;
         } else {
@@ -318,7 +293,7 @@ TEST(AttentionBodyTest, FullyMaskedRowsAreZero) {
 // when nonpad < q_len), and with a mask shorter than K but covering the
 // lengths. K and V hold a whole cache of 7 positions.
 TEST(AttentionBodyTest, NonpadKvSeqlen) {
-  AttentionDraw draw(24101);
+  Draw draw(24101);
   std::vector<AttentionCase> cases;
   for (DataType dtype : kTypes) {
     for (Layout l : {kLayouts[1], kLayouts[2]}) {
@@ -347,7 +322,7 @@ TEST(AttentionBodyTest, NonpadKvSeqlen) {
 
 // Opset 25's sliding windows, composed with is_causal, a cache and a mask.
 TEST(AttentionBodyTest, SlidingWindows) {
-  AttentionDraw draw(25101);
+  Draw draw(25101);
   std::vector<AttentionCase> cases;
   for (DataType dtype : kTypes) {
     for (const Layout& l : {kLayouts[1], kLayouts[3]}) {

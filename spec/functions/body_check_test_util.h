@@ -220,6 +220,13 @@ class Draw {
     for (int64_t d : shape) n *= d;
     return *Tensor::FromDoubles(dtype, shape, Uniform(n, lo, hi));
   }
+  // A bool tensor (an Attention mask) that allows about three keys in four.
+  Tensor Bools(const Shape& shape) {
+    std::bernoulli_distribution allow(0.75);
+    StatusOr<Tensor> t = Tensor::Create(DataType::kBool, shape);
+    for (int64_t i = 0; i < t->size(); ++i) t->SetInt64(i, allow(engine_) ? 1 : 0);
+    return std::move(t).value();
+  }
 
  private:
   std::mt19937 engine_;
